@@ -85,6 +85,30 @@ modules' annotations as objects rather than strings (pydantic compiles each stri
 a ``ForwardRef``): their methods' return annotations name their own class, so each module would need
 its annotations quoted; the 28 modules the query loads and never calls into, lazy: ~1 % of the
 import time, most of them constants a called module needs.
+
+Round of 2026-12-07 (same VM, shared, load 4-6: ``python -c pass`` 0.145 s median where a quiet
+minute gives ~0.04 s): what a cold query compiled at every start is read from bytecode caches or
+not made, and modules of paths the query does not take load where they are used. Instructions with
+pyc, ``ppo --model 70b --tp 8 --json``: 1,397 M (326b1731) -> 1,282 M (-8.2 %); ``grpo --model 8b
+--json`` 1,477 M -> 1,383 M (-6.4 %); without pyc 2,962 M -> 2,883 M. Where: ``rlmcost.frozen``'s
+29 ``__init__`` shapes and the ``__eq__``/``__hash__`` the query calls (22, each compiled per class
+on first call) are functions of the generated ``rlmcost/frozen_code.py`` (the same text, per shape
+and per number of fields; the 50 that numeric queries use), ~71 M; the schedule's three cycle-means
+functions, written out and compiled per graph though a query calls each once, are summed in a loop
+until a function's third call (``rlmcost.placement.cycle_means``, the same additions in the same
+order), 26 M; the spec modules' pydantic models annotated with objects rather than strings
+(pydantic compiled each of ~230 as a ``ForwardRef``), 14 M; 13 modules the query never calls into
+(MoE FFN terms, unfused RoPE, disk and packed refits, AReaL's hand-offs, Megatron's suspend,
+SGLang's limits, deployment files, ``--groups`` parsing) imported where used: 240 -> 229 rlmcost
+modules (2 new: ``frozen_code``, ``cycle_means``), ~4 M. Wall with pyc, alternated with 326b1731
+(at 1,286 M): n=10 at load ~6, medians 1.180 -> 1.045 s, least 0.805 -> 0.724 s; n=20 at load ~3.5
+(``python -c pass`` 0.109 s), 0.679 -> 0.609 s, least 0.552 -> 0.481 s. Not reached: the aims of
+-20 % instructions and -25 % modules. Of the other rlmcost modules the query loads, all but 25 run
+a function of it (traced; of the 25, 9 are packages and 4 the presets' data; the rest hold a
+constant, an enum or a constant a dataclass's defaults name, or a function a called module imports
+at its top), each one ~0.3-1 M; the rest is pydantic (~290 M to import; the 17 models' schemas and
+validators ~120 M, rebuilt alone, all validated by the query), typer (~135 M), the interpreter and
+site (146 M), the rlmcost classes and module bodies, and the evaluation.
 """
 
 from __future__ import annotations

@@ -9,13 +9,20 @@ a method), which a command line pays at every start for every class it imports. 
 * ``__init__``: what ``_init_fn`` of CPython 3.11.7's ``Lib/dataclasses.py`` makes (the same
   parameters, defaults, annotations, errors on bad arguments; fields set through
   ``object.__setattr__`` in order, ``default_factory`` called, then ``__post_init__``), its code
-  compiled once per shape of class and renamed to each class's fields (:func:`_init`);
-* ``__eq__`` and ``__hash__``: the same text (``_cmp_fn``, ``_hash_fn``), compiled when first
-  called on the class (most classes a query imports are never compared or hashed);
+  made once per shape of class and renamed to each class's fields (:func:`_init`);
+* ``__eq__`` and ``__hash__``: the same text (``_cmp_fn``, ``_hash_fn``), made when first
+  called on the class (most classes a query imports are never compared or hashed), its code
+  made once per number of fields and renamed to the class's fields (:func:`_method`);
 * ``__repr__``, ``__setattr__``, ``__delattr__``: closures of shared code over the field names,
   with the same results (``Name(a=1, b='x')`` of the ``repr`` fields under
   ``reprlib.recursive_repr``; ``FrozenInstanceError`` on assigning or deleting a field, or any
   name on an instance of the class itself), compiled never.
+
+Each shape's code is the text ``_text`` writes, compiled once: read from
+:mod:`rlmcost.frozen_code` (that text for the package's shapes, written by
+:func:`code_module_text`), whose bytecode the interpreter caches as any module's, else compiled
+at first use; a function from there gets the file, first line and qualified name of the text
+compiled as ``"<string>"``, so the methods' code objects are those compiled here.
 
 A method the class body defines is kept, as there; ``__hash__`` follows the same rule
 (``field(hash=...)``, else ``compare``; none where the body defines it). ``__doc__`` and
@@ -30,7 +37,10 @@ frozen class over a dataclass not frozen). Any other use (``@dataclass``, ``slot
 Measured (callgrind, CPython 3.11.7, bytecode cached): a cold ``rlmcost ppo --model 70b --tp 8
 --json`` makes 87 such classes (29 shapes of ``__init__``) and executes 1,687 M instructions with
 the standard decorator, 1,391 M with this one; a new query in a warm process 171.4 M and
-169.5 M (``benchmarks/bench_cli_startup.py``).
+169.5 M (``benchmarks/bench_cli_startup.py``). Later (December 2026): ``__eq__``/``__hash__``
+made per number of fields rather than compiled per class on first call (22 in that query), then
+the 29 shapes and the methods read from :mod:`rlmcost.frozen_code` rather than compiled: 1,363 M
+-> 1,300 M.
 """
 
 from __future__ import annotations
@@ -38,9 +48,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from reprlib import recursive_repr
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,32 +122,13 @@ def _frozen(cls: Any) -> Any:
     if "__repr__" not in own:
         _set(cls, _repr(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in own:
-        compared = [f.name for f in fields if f.compare]
-        _set(
-            cls,
-            _on_first_call(
-                cls,
-                "__eq__",
-                ("self", "other"),
-                (
-                    "if other.__class__ is self.__class__:",
-                    f" return {_tuple('self', compared)}=={_tuple('other', compared)}",
-                    "return NotImplemented",
-                ),
-                space,
-            ),
-        )
+        _set(cls, _on_first_call(cls, "__eq__", [f.name for f in fields if f.compare], space))
     names = tuple(f.name for f in fields)
     _set(cls, _setattr(cls, names))
     _set(cls, _delattr(cls, names))
     if not explicit_hash:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
-        _set(
-            cls,
-            _on_first_call(
-                cls, "__hash__", ("self",), (f"return hash({_tuple('self', hashed)})",), space
-            ),
-        )
+        _set(cls, _on_first_call(cls, "__hash__", hashed, space))
     if not doc:  # the standard library's docstring of a class without one, of its __init__
         try:
             cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
@@ -150,17 +141,6 @@ def _frozen(cls: Any) -> Any:
 def _set(cls: type, method: Callable[..., Any]) -> None:
     method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
     setattr(cls, method.__name__, method)
-
-
-def _create_fn(name: str, args: Iterable[str], body: Iterable[str], space: dict[str, Any]) -> Any:
-    """A function compiled from its text (``_create_fn`` of CPython 3.11.7's ``dataclasses``,
-    with no closure)."""
-    text = f" def {name}({','.join(args)}):\n" + "\n".join(f"  {b}" for b in body)
-    text = f"def __create_fn__():\n{text}\n return {name}"
-    made: dict[str, Any] = {}
-    # compiled without this module's ``from __future__ import annotations``, as there
-    exec(compile(text, "<string>", "exec", dont_inherit=True), space, made)
-    return made["__create_fn__"]()
 
 
 _SHAPES: dict[tuple[tuple[str, ...], bool], Callable[..., Any]] = {}
@@ -206,7 +186,7 @@ def _init(
         *(f.default_factory for f in set_by_init),
     )
     params = [f for f in fields if f.init]
-    code = made.__code__
+    code = _as_compiled(made.__code__)
     code = code.replace(
         co_varnames=(self_name, *(f.name for f in params), *code.co_varnames[1 + len(params) :])
     )
@@ -224,6 +204,15 @@ def _shape(kinds: tuple[str, ...], post_init: bool) -> Callable[..., Any]:
     """The compiled maker of ``__init__`` functions of one shape (:func:`_init`): its
     arguments are ``object.__setattr__``, the factory sentinel, the names of the fields set,
     their factories."""
+    return _maker(("__init__", kinds, post_init))
+
+
+def _text(key: tuple[Any, ...]) -> str:
+    """The source of the ``__create_fn__`` of ``key``: ``("__init__", kinds, post_init)``
+    (:func:`_shape`) or ``(name, n)`` (:func:`_compiled`)."""
+    if key[0] != "__init__":
+        return _method_text(*key)
+    kinds, post_init = key[1], key[2]
     names = [f"__dataclass_n{i}__" for i in range(len(kinds))]
     factories = [f"__dataclass_d{i}__" for i in range(len(kinds))]
     params = ["s"]
@@ -240,31 +229,99 @@ def _shape(kinds: tuple[str, ...], post_init: bool) -> Callable[..., Any]:
     if post_init:
         body.append("s.__post_init__()")
     local = ["__dataclass_setattr__", "__dataclass_F__", *names, *factories]
-    text = (
+    return (
         f"def __create_fn__({', '.join(local)}):\n def __init__({','.join(params)}):\n"
         + "\n".join(f"  {b}" for b in body or ["pass"])
         + "\n return __init__"
     )
-    made: dict[str, Any] = {}
-    exec(compile(text, "<string>", "exec", dont_inherit=True), {}, made)
-    return made["__create_fn__"]
 
 
-def _tuple(obj: str, names: list[str]) -> str:
-    """``(obj.a,obj.b,)`` (``_tuple_str`` of CPython 3.11.7's ``dataclasses``)."""
-    return f"({','.join(f'{obj}.{name}' for name in names)},)" if names else "()"
+COMPILED: list[tuple[Any, ...]] = []
+"""The keys (:func:`_text`) this process compiled, not found in :mod:`rlmcost.frozen_code`."""
 
 
-def _on_first_call(
-    cls: type, name: str, args: tuple[str, ...], body: tuple[str, ...], space: dict[str, Any]
-) -> Callable[..., Any]:
-    """A method that, called, compiles the method of this text, puts it on ``cls`` in its place
-    and returns its result."""
+def _maker(key: tuple[Any, ...]) -> Callable[..., Any]:
+    """The ``__create_fn__`` of :func:`_text`'s source for ``key``: precompiled in
+    :mod:`rlmcost.frozen_code` (the same text, its code read from the bytecode cache:
+    compiling the 29 shapes of a cold query's classes was ~57 M instructions), else compiled
+    (compiled without this module's ``from __future__ import annotations``, as there)."""
+    from rlmcost.frozen_code import MAKERS
+
+    made: Any = MAKERS.get(key)  # a function of the generated module, or None
+    if made is None:
+        COMPILED.append(key)
+        space: dict[str, Any] = {}
+        exec(compile(_text(key), "<string>", "exec", dont_inherit=True), {}, space)
+        made = space["__create_fn__"]
+    return made
+
+
+def _as_compiled(code: CodeType) -> CodeType:
+    """``code`` of a function made in a ``__create_fn__``, with the file, first line and
+    qualified name the text compiled as ``"<string>"`` gives it (:func:`_maker`)."""
+    return code.replace(co_filename="<string>", co_firstlineno=2,
+                        co_qualname=f"__create_fn__.<locals>.{code.co_name}")  # fmt: skip
+
+
+def code_module_text(keys: list[tuple[Any, ...]]) -> str:
+    """The source of :mod:`rlmcost.frozen_code` holding the makers of ``keys``."""
+    lines = ['"""The compiled makers of ``rlmcost.frozen`` (``__init__`` per shape, ``__eq__`` '
+             "and ``__hash__``\nper number of fields), written by "
+             '``rlmcost.frozen.code_module_text``: do not edit."""', "",
+             "# ruff: noqa", "# mypy: ignore-errors", ""]  # fmt: skip
+    for i, key in enumerate(keys):
+        lines += ["", _text(key).replace("def __create_fn__(", f"def _m{i}(", 1), ""]
+    lines += ["", "MAKERS = {"] + [f"    {key!r}: _m{i}," for i, key in enumerate(keys)] + ["}"]
+    return "\n".join(lines) + "\n"
+
+
+_METHODS: dict[tuple[str, int], CodeType] = {}
+"""The compiled code of ``__eq__`` or ``__hash__`` per number of fields (:func:`_method`)."""
+
+
+def _method(name: str, fields: list[str], space: dict[str, Any]) -> Callable[..., Any]:
+    """``__eq__`` (``name``) or ``__hash__`` of these fields as ``_cmp_fn`` and ``_hash_fn`` of
+    CPython 3.11.7's ``dataclasses`` write it: ``if other.__class__ is self.__class__: return
+    (self.a,self.b,)==(other.a,other.b,)``, else ``NotImplemented``; ``return
+    hash((self.a,self.b,))`` (``()`` for no field). Its code is compiled once per number of
+    fields from placeholder names and renamed to the fields (``co_names``), the same bytecode
+    as there."""
+    code = _METHODS.get((name, len(fields)))
+    if code is None:
+        code = _METHODS[name, len(fields)] = _compiled(name, len(fields))
+    names = {f"__dataclass_f{i}__": f for i, f in enumerate(fields)}
+    code = code.replace(co_names=tuple(names.get(n, n) for n in code.co_names))
+    return FunctionType(code, space, name)
+
+
+def _compiled(name: str, n: int) -> CodeType:
+    """The code of :func:`_method`'s ``name`` over ``n`` placeholder field names."""
+    return _as_compiled(_maker((name, n))().__code__)
+
+
+def _method_text(name: str, n: int) -> str:
+    """:func:`_text` of ``__eq__`` or ``__hash__`` over ``n`` placeholder field names."""
+
+    def fields(obj: str) -> str:
+        return f"({''.join(f'{obj}.__dataclass_f{i}__,' for i in range(n))})" if n else "()"
+
+    if name == "__eq__":
+        body = (f" def __eq__(self,other):\n  if other.__class__ is self.__class__:\n"
+                f"   return {fields('self')}=={fields('other')}\n  return NotImplemented")
+    else:
+        body = f" def __hash__(self):\n  return hash({fields('self')})"
+    return f"def __create_fn__():\n{body}\n return {name}"
+
+
+def _on_first_call(cls: type, name: str, fields: list[str],
+                   space: dict[str, Any]) -> Callable[..., Any]:  # fmt: skip
+    """A method that, called, makes the method (:func:`_method`), puts it on ``cls`` in its
+    place and returns its result."""
 
     def method(self: Any, *rest: Any) -> Any:
-        compiled = _create_fn(name, args, body, space)
-        _set(cls, compiled)
-        return compiled(self, *rest)
+        made = _method(name, fields, space)
+        _set(cls, made)
+        return made(self, *rest)
 
     method.__name__ = name
     return method

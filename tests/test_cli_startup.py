@@ -59,6 +59,14 @@ NEVER_NUMERIC = ("sympy", "numpy", "pandas", "rich", "matplotlib", "scipy", "tor
 compiled forms, no sympy; rich renders tables for people only)."""
 
 
+PATH_MODULES = tuple(f"rlmcost.{m}" for m in (
+    "perf.moe_ffn", "perf.moe_router", "perf.moe_eager_ops", "perf.megatron_rope",
+    "perf.areal_sync", "perf.disk_refit", "perf.packed_refit",
+    "placement.megatron_suspend", "deployment.sglang_limits", "deployment.files",
+    "placement.groups", "deployment.group_brackets"))  # fmt: skip
+"""Modules a numeric query imports only on the path that uses them (each imported there)."""
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -84,6 +92,10 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     assert not {"rlmcost.calibrate.profile", "rlmcost.specs.hf_vision"} & mods
     # without --placement nothing is sized: the placements' comparison stays unloaded
     assert "rlmcost.reports.placement" not in mods
+    # modules of paths a dense model on nemo-rl's default deployment does not take load
+    # where used: MoE FFN terms, unfused RoPE, disk and packed refits, AReaL's hand-offs,
+    # Megatron's suspend, SGLang's limits, deployment files, --groups parsing
+    assert not set(PATH_MODULES) & mods, sorted(set(PATH_MODULES) & mods)
     # the generated blocks load one function at a time: a query needs a part of them
     from rlmcost.compiled.blocks_gen import NAMES
 
@@ -163,3 +175,22 @@ def test_plugin_loader_left_alone_when_plugins_are_on(monkeypatch: pytest.Monkey
     before = sys.modules.get("pydantic.plugin._loader")
     _no_plugin_loader()
     assert sys.modules.get("pydantic.plugin._loader") is before
+
+
+def test_spec_models_annotate_their_fields_with_objects() -> None:
+    """The numeric query's pydantic models read their fields' annotations as objects (their
+    modules have no ``from __future__ import annotations``): as strings, pydantic compiles
+    each one (a ForwardRef) at every start."""
+    from pydantic import BaseModel
+
+    from rlmcost.deployment import engine, overhead, pipeline_split, spec
+    from rlmcost.run import spec as run_spec
+    from rlmcost.specs import hardware, model, workload
+
+    modules = (engine, overhead, pipeline_split, spec, run_spec, hardware, model, workload)
+    models = [c for m in modules for c in vars(m).values() if isinstance(c, type)
+              and issubclass(c, BaseModel) and c.__module__ == m.__name__]  # fmt: skip
+    assert len(models) >= 14
+    strings = [(c.__name__, k) for c in models for k, v in c.__annotations__.items()
+               if isinstance(v, str)]  # fmt: skip
+    assert not strings, strings

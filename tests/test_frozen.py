@@ -8,7 +8,10 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import subprocess
+import sys
 from dataclasses import FrozenInstanceError, field  # noqa: F401  (the class bodies use it)
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,6 +197,20 @@ def test_eq_and_hash_compiled_on_first_call_then_the_same_function() -> None:
     assert ours.__dict__["__eq__"].__code__.co_filename == "<string>"
 
 
+@pytest.mark.parametrize("fields", [0, 1, 2, 5])
+def test_eq_and_hash_are_the_standard_librarys_bytecode(fields: int) -> None:
+    """The methods made from one compiled code per number of fields, renamed to the class's
+    fields, run the bytecode CPython's ``dataclasses`` compiles for the class (its text)."""
+    body = "class C:\n" + "".join(f"    f{i}x: int = {i}\n" for i in range(fields)) + "    pass\n"
+    std, ours = _both(body)
+    a, b = ours(), ours()
+    assert (a == b, hash(a)) == (True, hash(std()))
+    for name in ("__eq__", "__hash__"):
+        mine, theirs = ours.__dict__[name].__code__, std.__dict__[name].__code__
+        assert (mine.co_code, mine.co_names, mine.co_consts, mine.co_varnames) == (
+            theirs.co_code, theirs.co_names, theirs.co_consts, theirs.co_varnames)
+
+
 def test_subclass_attributes_and_a_cycle_in_repr() -> None:
     std, ours = _both("class C:\n    a: Any\n")
 
@@ -255,3 +272,36 @@ def test_other_uses_are_the_standard_decorator() -> None:
     m.a = 2
     assert Mutable.__dataclass_params__.eq and not Mutable.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert frozen.dataclass(frozen=True, order=True)(type("O", (), {})).__lt__
+
+
+def test_the_code_module_is_its_generated_text() -> None:
+    """rlmcost/frozen_code.py is what ``code_module_text`` writes for its keys (edited by hand,
+    it would hold code the text does not say)."""
+    from rlmcost import frozen_code
+
+    path = Path(frozen_code.__file__)
+    assert path.read_text() == frozen.code_module_text(list(frozen_code.MAKERS))
+
+
+_COMPILED_PROBE = """
+import contextlib, io, sys
+sys.argv = ["rlmcost", *sys.argv[1:]]
+from rlmcost.cli import main
+from rlmcost import frozen
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main()
+    except SystemExit:
+        pass
+print(frozen.COMPILED)
+"""
+
+
+@pytest.mark.parametrize("args", [("ppo", "--model", "70b", "--tp", "8", "--json"),
+                                  ("grpo", "--model", "8b", "--json")])  # fmt: skip
+def test_a_cold_query_compiles_no_method(args: tuple[str, ...]) -> None:
+    """Every ``__init__`` shape and ``__eq__``/``__hash__`` a cold query makes is in
+    rlmcost.frozen_code; a new one prints its key (add it: ``code_module_text``)."""
+    r = subprocess.run([sys.executable, "-c", _COMPILED_PROBE, *args], capture_output=True,
+                       text=True, cwd=Path(__file__).resolve().parents[1], check=True)  # fmt: skip
+    assert r.stdout.strip() == "[]", r.stdout

@@ -90,7 +90,8 @@ def _file_fields(path: str) -> dict[str, Any]:
     import copy
     from pathlib import Path
 
-    from rlmcost.deployment.spec import load_deployment, parse_document
+    from rlmcost.deployment.files import parse_document
+    from rlmcost.deployment.spec import load_deployment
 
     try:
         key = (str(path), Path(path).read_text())

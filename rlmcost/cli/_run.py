@@ -67,9 +67,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.errors import SpecError
-    from rlmcost.evaluation.query import groups_from_text
     from rlmcost.parallel.layout import ZeroStage
-    from rlmcost.placement.groups import brackets
     from rlmcost.run.spec import Run
 
     require_model(opts)
@@ -99,6 +97,9 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     if opts.get("staleness") is not None:
         update["staleness"] = opts["staleness"]
     if opts.get("groups") is not None:
+        from rlmcost.evaluation.query import groups_from_text
+        from rlmcost.placement.groups import brackets
+
         update["groups"] = groups_from_text(opts["groups"], dep.train, dep.groups)
         if placements and opts.get("tp") is None and base.tp == 1 and any(
                 b is not None and b.train for b in brackets(opts["groups"])):  # fmt: skip

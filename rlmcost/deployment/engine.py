@@ -3,8 +3,8 @@
 Split from :mod:`rlmcost.deployment.spec`, which re-exports every name here.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from typing import Literal
 
 from pydantic import (
@@ -170,7 +170,7 @@ class EngineSpec(Checked):
     )
 
     @model_validator(mode="after")
-    def _megatron_settings(self) -> EngineSpec:
+    def _megatron_settings(self) -> "EngineSpec":
         megatron = self.kind is EngineKind.MEGATRON
         if self.kv_buffer_gib is not None and not megatron:
             raise ValueError(f"--kv-buffer-gib sizes Megatron-core's KV pool; the engine here "
@@ -198,7 +198,7 @@ class EngineSpec(Checked):
         return self.block_size
 
     @model_validator(mode="after")
-    def _speculation(self) -> EngineSpec:
+    def _speculation(self) -> "EngineSpec":
         p = self.speculative_acceptance
         if p is not None and not 0 <= p <= 1:
             raise ValueError(f"speculative acceptance {p} must be in [0, 1], e.g. "
@@ -259,7 +259,7 @@ class EngineSpec(Checked):
         return name
 
     @model_validator(mode="after")
-    def _sglang_settings(self) -> EngineSpec:
+    def _sglang_settings(self) -> "EngineSpec":
         for field, unset, what in _SGLANG_ONLY:
             value = getattr(self, field)
             if self.kind is not EngineKind.SGLANG and value != unset:
@@ -269,7 +269,7 @@ class EngineSpec(Checked):
         return self
 
     @model_validator(mode="after")
-    def _prefix_caching_needs_an_engine(self) -> EngineSpec:
+    def _prefix_caching_needs_an_engine(self) -> "EngineSpec":
         if self.prefix_caching and (self.kind.static or self.kind.hybrid_engine):
             raise ValueError(f"prefix caching with engine {self.kind}: it generates in static "
                              "batches without a shared KV cache; --prefix-caching applies to "
@@ -277,7 +277,7 @@ class EngineSpec(Checked):
         return self
 
     @model_validator(mode="after")
-    def _dtype_needs_an_engine(self) -> EngineSpec:
+    def _dtype_needs_an_engine(self) -> "EngineSpec":
         if self.dtype is not None and self.kind.static:
             raise ValueError(f"engine dtype {self.dtype} with engine {self.kind}: it generates "
                              "from the training weights; --rollout-dtype applies to vLLM and "

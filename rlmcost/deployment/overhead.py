@@ -2,8 +2,8 @@
 communicator buffers and the caching allocator's slack (:class:`Overhead`, a field of
 :class:`~rlmcost.deployment.spec.Deployment`). Light to import (pydantic only)."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from pydantic import ConfigDict, Field
 
 from rlmcost.specs.validation import Checked

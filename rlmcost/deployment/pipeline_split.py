@@ -1,8 +1,8 @@
 """A trainer's Megatron-core pipeline split options (``TrainLayout.pp_split``), as a user or an
 importer states them; their meaning and checks: :mod:`rlmcost.parallel.pipeline_split`."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator

@@ -29,8 +29,8 @@ baseline, the Table IX configurations and ``--groups`` are deployments too (``pl
 ``groups``). Light to import (pydantic only): the CLI builds one at start-up.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,7 +46,6 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
     ENGINE_MAX_NUM_SEQS,
     EngineSpec,
 )
-from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.given import GIVEN, forward_over_train
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import (
@@ -313,7 +312,7 @@ class Deployment(Checked):
                                     "None = the framework's (Behaviour.env_workers)")
 
     @model_validator(mode="after")
-    def _consistent(self) -> Deployment:
+    def _consistent(self) -> "Deployment":
         if self.ideal and (self.lora is not None or self.train.offload
                            or self.train.grad_reduce_dtype is not None):  # fmt: skip
             raise ValueError("ideal=True is the paper's iteration without deployment effects; "
@@ -396,5 +395,6 @@ def load_deployment(path: str | Path) -> Deployment:
     except UnicodeDecodeError:
         raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
                         "deployment") from None
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, str(p))
     return build(Deployment, data, f"deployment {p.name}")

@@ -33,11 +33,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
-from rlmcost.perf.areal_sync import HANDOFF_NOTE
-from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
-from rlmcost.perf.moe_host import MOE_HOST_NOTE
-from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.frozen import built
@@ -48,7 +44,6 @@ from rlmcost.placement.group_train import (
     idle_view,
     train_notes,
 )
-from rlmcost.placement.groups import DeviceGroup
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
@@ -68,6 +63,7 @@ if TYPE_CHECKING:
 
     from rlmcost.algorithms.model import Algorithm
     from rlmcost.placement.device_groups import Placement, Task
+    from rlmcost.placement.groups import DeviceGroup
     from rlmcost.run.spec import Run
 
 DEFAULT_GPUS = 8
@@ -244,6 +240,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         _extend(notes, q.kept(("engine notes", kinds, dep.ideal), lambda: engine_notes(
             set(kinds), [spec.arch() for spec in q.specs.values()], dep.ideal)))
     if moe:
+        from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
+        from rlmcost.perf.moe_host import MOE_HOST_NOTE
+        from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
+
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):
             notes.append(ROUTER_FP64_NOTE)
@@ -282,7 +282,11 @@ def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:
     dep = setup.deployment
     if dep.ideal or dep.partial_rollout:
         return None
-    return HANDOFF_NOTE if any(s.what.endswith("(disk refit)") for s in result.syncs) else None
+    if not any(s.what.endswith("(disk refit)") for s in result.syncs):
+        return None
+    from rlmcost.perf.areal_sync import HANDOFF_NOTE
+
+    return HANDOFF_NOTE
 
 
 def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:

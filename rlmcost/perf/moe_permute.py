@@ -57,7 +57,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.frozen import dataclass
-from rlmcost.perf.moe_ffn import permuted_rows
 from rlmcost.perf.rl_constants import Constant
 
 if TYPE_CHECKING:
@@ -118,6 +117,8 @@ def unfused_permute_s(c: StepContext, moe: bool) -> tuple[float, float]:
     x, d, k = c.workload.activation_dtype.bytes, int(arch.d_model), int(arch.top_k)
     n = c.tokens * lay.expert_tp // lay.tp  # the rank's tokens, as the step pass
     u = unfused_permute_bytes(n, k, int(arch.n_experts), d, x)
+    from rlmcost.perf.moe_ffn import permuted_rows
+
     rows = permuted_rows(c)  # the copies permuted, kept ones under a capacity (moe_ffn)
     rate = dev.hardware.hbm_bandwidth_bytes_per_s * ATOMIC_SCATTER_ADD_HBM_FRACTION.value
     atomic_s = 3 * x * rows * d / rate

@@ -51,9 +51,7 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from rlmcost.perf import rl_constants as rc
-from rlmcost.perf.disk_refit import disk_refit_s
 from rlmcost.perf.interval import Spread
-from rlmcost.perf.packed_refit import packed_refit_s
 
 
 class Refit(StrEnum):
@@ -97,8 +95,12 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
         return rc.REFIT_INPROCESS_FIXED_S.at(end) + model_bytes / _rate(
             rc.REFIT_INPROCESS_BYTES_PER_S, end)  # fmt: skip
     if mechanism is Refit.DISK:
+        from rlmcost.perf.disk_refit import disk_refit_s
+
         return disk_refit_s(model_bytes, end)
     if mechanism is Refit.PACKED_NCCL:
+        from rlmcost.perf.packed_refit import packed_refit_s
+
         return packed_refit_s(model_bytes, end)
     if mechanism is Refit.PER_TENSOR:
         return model_bytes / _rate(MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S, end)

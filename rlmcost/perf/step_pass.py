@@ -76,8 +76,6 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.linear_mixer import add_linear_mixers
-from rlmcost.perf.megatron_rope import price_unfused_rope
-from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
 from rlmcost.perf.selective_ac import recompute
@@ -187,6 +185,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     g0, f0, mods = out.fwd["gemm"], out.flops, out.modules  # Megatron's modules (selective_ac)
     if moe:
+        from rlmcost.perf.moe_ffn import routed_experts
+
         act_widths.append(routed_experts(c, gemm, out))  # router, experts (perf.moe_ffn)
         if arch.n_shared_experts:
             ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
@@ -237,9 +237,13 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
     elif not arch.n_positions:
+        from rlmcost.perf.megatron_rope import price_unfused_rope
+
         price_unfused_rope(c, q, kv, out)  # Megatron-core's eager kernels (perf.megatron_rope)
     unf_f, unf_b = dispatcher_permute_s(c, moe, act_widths[0][0] if moe else 0)  # unfused, sort
     if moe:  # permute the rank's expert token copies to experts and back (TE's fused pair)
+        from rlmcost.perf.moe_ffn import permuted_rows
+
         permute = 2 * 2 * permuted_rows(c) * d * x  # kept copies under a capacity
         fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
         mods["moe"] += dev.elementwise_s(permute, 2) + unf_f
@@ -266,6 +270,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             out.fwd["tp"] += n * ar
             out.bwd["tp"] += n * ar
     if moe and lay.ep > 1:
+        from rlmcost.perf.moe_ffn import ep_comm_s
+
         a2a = ep_comm_s(c)  # dispatch and combine (perf.moe_ffn)
         out.fwd["ep"], out.bwd["ep"] = out.fwd["ep"] + a2a, out.bwd["ep"] + a2a
         mods["moe"] += a2a

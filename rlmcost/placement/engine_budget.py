@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import MEGATRON_MAX_TOKENS, kv_buffer_bytes, max_requests
-from rlmcost.deployment.sglang_limits import max_running_requests
 from rlmcost.deployment.terms import kv_pool_bytes, pool_tokens
 from rlmcost.deployment.vllm_profile import (
     available_kv_bytes,
@@ -105,6 +104,8 @@ def running_cap(g: GroupMemory, task: Task) -> int:
         return max_requests(tokens // block, g.layouts[task.index].tp, state_cap(g, task))
     tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), 1) * cp
     context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
+    from rlmcost.deployment.sglang_limits import max_running_requests
+
     return max_running_requests(tokens, context)
 
 

@@ -26,7 +26,6 @@ from rlmcost.perf.controller_data import (
     padded_call_bytes,
 )
 from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
-from rlmcost.perf.nemo_rl_env import math_env_s
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.device_groups import Task
@@ -34,7 +33,6 @@ from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
-from rlmcost.placement.megatron_suspend import megatron_suspend
 from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
     group_link_bytes_per_s,
@@ -82,6 +80,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 )
             )
     if engine is not None and g.engine.kind is EngineKind.MEGATRON:
+        from rlmcost.placement.megatron_suspend import megatron_suspend
+
         out += megatron_suspend(g, engine)
     elif engine is not None and g.engine.sleep and len(g.tasks) > 1:
         # vLLM sleep mode level 1: weights to host after generation, back before it; level 2
@@ -196,6 +196,8 @@ def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
     n, mean = len(lengths), sum(lengths) / len(lengths)
     streamed = g.s.deployment.partial_rollout
     scored = 1 if streamed else n
+
+    from rlmcost.perf.nemo_rl_env import math_env_s
 
     def seconds(end: str) -> float:
         return math_env_s(scored, mean, workers, end)

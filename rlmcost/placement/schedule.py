@@ -34,6 +34,7 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.frozen import dataclass
+from rlmcost.placement.cycle_means import means_function as _means_function
 
 
 @dataclass(frozen=True)
@@ -193,64 +194,6 @@ def _cycle_means(
     its few tens of cycles five times per deployment."""
     cycles = _simple_cycles(keys, graph)
     return cycles, _means_function(keys, cycles, {k: repr(k) for k in keys})
-
-
-def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping[str, str],
-                    largest: bool = False, vectors: int = 1) -> Callable[..., Any]:  # fmt: skip
-    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``, each
-    ``(0 + w_a + w_b + ...) / shift`` left to right, which is ``sum((w_a, w_b, ...), 0) /
-    shift`` as CPython 3.11 computes it (ints exactly, floats added in order). Cycles found
-    from one root share their first units, so each running sum over a common prefix is
-    computed once and reused (the same additions in the same order). ``largest``: the
-    function returns the largest mean instead, as the largest sum of each shift divided by
-    that shift, then the largest of those: a correctly rounded division by a positive shift
-    is monotone (IEEE 754 for floats, Python's true division for ints), so the largest
-    quotient is the quotient of the largest sum, the same number as ``max`` over every
-    mean (finite weights, as schedule weights are: seconds and depths). ``vectors`` > 1 (with
-    ``largest``): ``def means(w0, w1, ...)`` returns the tuple of each vector's largest mean,
-    each computed by the same lines as the one-vector function."""
-    if vectors > 1:
-        params = [f"w{v}" for v in range(vectors)]
-        lines = [f"def means({', '.join(params)}):"]
-        tops = []
-        for v, name in enumerate(params):
-            body, top = _sum_lines(keys, cycles, index, True, name, f"v{v}_")
-            lines += body
-            tops.append(top)
-        lines.append(f"    return ({''.join(t + ', ' for t in tops)})")
-    else:
-        lines = ["def means(w):"]
-        body, top = _sum_lines(keys, cycles, index, largest, "w", "")
-        lines += [*body, f"    return {top}"]
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
-    return namespace["means"]
-
-
-def _sum_lines(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping[str, str],
-               largest: bool, w: str, prefix: str) -> tuple[list[str], str]:  # fmt: skip
-    """:func:`_means_function`'s lines reading the weights ``w`` into locals named with
-    ``prefix`` and summing the cycles, and the expression it returns (the means' list, or
-    the largest mean)."""
-    local = {k: f"{prefix}w{i}" for i, k in enumerate(dict.fromkeys(keys))}
-    lines = [f"    {local[k]} = {w}[{index[k]}]" for k in local]
-    prefixes: dict[tuple[str, ...], str] = {}
-    terms = []
-    by_shift: dict[int, list[str]] = {}  # the cycles' sums per shift, in order
-    for c in cycles:
-        name = "0"
-        for n in range(1, len(c.keys) + 1):
-            part = c.keys[:n]
-            if part not in prefixes:
-                prefixes[part] = f"{prefix}p{len(prefixes)}"
-                lines.append(f"    {prefixes[part]} = {name} + {local[part[-1]]}")
-            name = prefixes[part]
-        terms.append(f"{name} / {c.shift!r}")
-        by_shift.setdefault(c.shift, []).append(name)
-    if largest:  # max over a shift's sums, then one division: the same largest mean
-        tops = [f"max(({', '.join(sums)},)) / {k!r}" for k, sums in by_shift.items()]
-        return lines, f"max(({''.join(t + ', ' for t in tops)}))"  # none: ValueError
-    return lines, f"[{', '.join(terms)}]"
 
 
 def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:

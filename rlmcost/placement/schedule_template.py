@@ -14,6 +14,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.frozen import dataclass
 from rlmcost.memo import enabled, table
+from rlmcost.placement.cycle_means import means_function as _means_function
 from rlmcost.placement.schedule import (
     Cycle,
     Edge,
@@ -21,7 +22,6 @@ from rlmcost.placement.schedule import (
     Period,
     _critical,
     _edges,
-    _means_function,
     _simple_cycles,
     _stage_order,
     freeze_links,
@@ -184,7 +184,7 @@ def undominated(cycles: Sequence[Cycle]) -> tuple[Cycle, ...]:
     """The cycles whose mean no other cycle's bounds, bit for bit, whatever the weights >= 0:
     a cycle goes when another one's keys hold its keys in the same order (a subsequence) with
     no larger shift (and more keys or a smaller shift). Then, summed from 0 in each cycle's
-    order as :func:`~rlmcost.placement.schedule._means_function` sums, the other's running
+    order as :func:`~rlmcost.placement.cycle_means.means_function` sums, the other's running
     sum at each of this cycle's keys is at least this one's (IEEE 754 rounding is monotone:
     x <= y gives fl(x + w) <= fl(y + w), and fl(x + w) >= x for w >= 0; ints add exactly),
     so its sum is at least this sum, and divided by a shift no larger, its mean at least this

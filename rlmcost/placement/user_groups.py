@@ -6,7 +6,7 @@ and host link (:func:`rlmcost.evaluation.deployment.evaluate_in` reads them)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind
@@ -15,11 +15,13 @@ from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.megatron_engine import megatron_degrees
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.layout import Layout
-from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice
 from rlmcost.placement.query import _host_bandwidth
 from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK
+
+if TYPE_CHECKING:
+    from rlmcost.placement.groups import DeviceGroup
 
 
 def device_groups_of(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
@@ -53,6 +55,8 @@ def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...],
     generation, its own layouts over the run's trainer and forward layouts (``run``, with
     the fields each gives; ``deployment.given.layered``), its forwards by its trainer layout
     where it gives no forward layout (kept on these: the planner repeats them)."""
+    from rlmcost.placement.groups import parse_groups
+
     out = []
     for g, gen in zip(groups, generate, strict=True):
         at, brackets = f"@{g.hardware}" * bool(g.hardware), f"[{g.settings}]" * bool(g.settings)

@@ -10,19 +10,20 @@ Split from :mod:`rlmcost.placement.iteration` (which schedules them) by purpose.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
 from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.perf.areal_sync import sync_handoff_s
-from rlmcost.perf.packed_refit import fp8_requant_s
 from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
+
+if TYPE_CHECKING:
+    from rlmcost.specs.hardware import HardwareSpec
 
 
 def weight_syncs(
@@ -110,7 +111,7 @@ def _weight_sync(setup: Setup, reads: tuple[Any, ...]) -> Transfer:
 
         # NeMo RL's FP8 engines quantize the whole received model on every rank (packed_refit)
         fp8 = mech is Refit.PACKED_NCCL and dtype is Dtype.FP8
-        requant = fp8_requant_s(params(arch, head), hw_dst) if fp8 else 0.0
+        requant = _fp8_requant_s(params(arch, head), hw_dst) if fp8 else 0.0
 
         # synchronous AReaL: the manager's poll, the next batch's submission and the trainer's
         # data poll also sit between the save and the next training step (perf.areal_sync)
@@ -120,7 +121,7 @@ def _weight_sync(setup: Setup, reads: tuple[Any, ...]) -> Transfer:
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip
             out = refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end) + requant
-            return out + (sync_handoff_s(prompts, workers, end) if handoff else 0.0)
+            return out + (_sync_handoff_s(prompts, workers, end) if handoff else 0.0)
 
         predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
         what += f" ({mech} refit)"  # the hand-offs: evaluation.deployment's note
@@ -144,3 +145,17 @@ def _refit_mechanism(setup: Setup, group: str) -> str | None:
         return own
     beh = behaviour(setup.deployment.framework)
     return None if beh is None else beh.apart
+
+
+def _fp8_requant_s(n: int, hw: HardwareSpec) -> float:
+    """:func:`rlmcost.perf.packed_refit.fp8_requant_s` (imported for FP8 engines only)."""
+    from rlmcost.perf.packed_refit import fp8_requant_s
+
+    return fp8_requant_s(n, hw)
+
+
+def _sync_handoff_s(prompts: int, workers: int, end: str) -> float:
+    """:func:`rlmcost.perf.areal_sync.sync_handoff_s` (imported for a disk refit only)."""
+    from rlmcost.perf.areal_sync import sync_handoff_s
+
+    return sync_handoff_s(prompts, workers, end)

@@ -21,8 +21,8 @@ is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to im
 (pydantic only).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 import json
 from collections.abc import Mapping
 from fractions import Fraction
@@ -33,7 +33,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
-from rlmcost.deployment.spec import Deployment, parse_document
+from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
@@ -84,7 +84,7 @@ class AlgorithmSpec(Checked):
         return str(v)
 
     @model_validator(mode="after")
-    def _one_batching(self) -> AlgorithmSpec:
+    def _one_batching(self) -> "AlgorithmSpec":
         if self.mini_batches is not None and self.global_batch is not None:
             raise ValueError(f"--mini-batches {self.mini_batches} and --global-batch "
                              f"{self.global_batch} both set the steps; give one")  # fmt: skip
@@ -257,7 +257,7 @@ class Run(Checked):
     tp_per_model: bool = False
 
     @model_validator(mode="after")
-    def _context_split(self) -> Run:
+    def _context_split(self) -> "Run":
         """A context-parallel degree above the tokens of a sequence (S + T) leaves ranks with
         no token: each CP rank holds S+T / P_c of every sequence (Megatron-core's context
         parallelism), so the numbers would be silently wrong; an error instead."""
@@ -287,7 +287,7 @@ class Run(Checked):
         d = self.deployment
         return d.placement not in (None, "baseline") or bool(d.groups)
 
-    def replace(self, **sections: Any) -> Run:
+    def replace(self, **sections: Any) -> "Run":
         """A copy with fields changed, nested by section (validated like a new Run)."""
         from rlmcost.run.replacing import replaced_data
 
@@ -317,7 +317,7 @@ class Run(Checked):
 
     @classmethod
     def from_data(cls, data: dict[str, Any], where: str = "run",
-                  flags: Mapping[str, str] | None = None) -> Run:  # fmt: skip
+                  flags: Mapping[str, str] | None = None) -> "Run":  # fmt: skip
         """A Run from a mapping; SpecError naming the first bad field (by the flag that set
         it, where ``flags`` maps its dotted path to one: the command line's Runs)."""
         from rlmcost.run.defaults import with_framework_defaults
@@ -329,12 +329,12 @@ class Run(Checked):
         return build(cls, with_framework_defaults(dict(data), where), where, flags)
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
+    def from_json(cls, text: str) -> "Run":
         """A Run from JSON text: its fields, or a command's ``--json`` output (its ``run``)."""
         return cls.from_data(_document(text, "run JSON"))
 
     @classmethod
-    def from_yaml(cls, text: str) -> Run:
+    def from_yaml(cls, text: str) -> "Run":
         """A Run from YAML (or JSON) text; SpecError for text that is neither, or a bad field."""
         return cls.from_data(_document(text, "run YAML"))
 
@@ -357,6 +357,7 @@ def require_run(run: object, where: str) -> Run:
 
 
 def _document(text: str, where: str) -> dict[str, Any]:
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, where, "Run fields (or a query's --json output)")
     if "run" in data and isinstance(data["run"], dict):  # a command's --json output
         data = data["run"]
@@ -375,6 +376,7 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
     except UnicodeDecodeError:
         raise SpecError(f"run file {p} is not UTF-8 text; give a YAML or JSON Run (or a "
                         "command's --json output)") from None
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, str(p), "Run fields (or a query's --json output)")
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data

@@ -1,7 +1,7 @@
 """HardwareSpec and ClusterSpec: what one accelerator and a cluster of them can do."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -78,7 +78,7 @@ class HardwareSpec(Checked):
     source: str = Field(description="datasheet the numbers come from")
 
     @model_validator(mode="after")
-    def _host_memory_sourced(self) -> HardwareSpec:
+    def _host_memory_sourced(self) -> "HardwareSpec":
         if self.host_memory_bytes is not None and not self.host_memory_source:
             raise ValueError(f"hardware {self.name}: host_memory_bytes needs its "
                              "host_memory_source (the reference system's datasheet)")  # fmt: skip
@@ -128,7 +128,7 @@ class ClusterSpec(Checked):
         return self.gpus_per_node * self.nodes
 
     @classmethod
-    def of(cls, device: HardwareSpec, gpus: int) -> ClusterSpec:
+    def of(cls, device: HardwareSpec, gpus: int) -> "ClusterSpec":
         """``gpus`` devices packed into full nodes of ``device.gpus_per_node`` (or one node)."""
         from rlmcost.errors import SpecError
 

@@ -1,7 +1,7 @@
 """ModelSpec: a real model's shape, validated, convertible to an :class:`~rlmcost.arch.Arch`."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict, Field, model_validator
@@ -149,7 +149,7 @@ class ModelSpec(Checked):
     linear_conv_kernel: int = Field(default=0, ge=0, description="linear attention conv width")
 
     @model_validator(mode="after")
-    def _consistent(self) -> ModelSpec:
+    def _consistent(self) -> "ModelSpec":
         from rlmcost.errors import SpecError
 
         if self.n_heads % self.n_kv_heads:
@@ -309,7 +309,7 @@ class ModelSpec(Checked):
             f"{self.qk_rope_head_dim} elements per token and layer, whole on every TP rank"
         )
 
-    def arch(self) -> Arch:
+    def arch(self) -> "Arch":
         """The shape as an :class:`Arch` with integer fields, for the cost code."""
         from rlmcost.arch import Arch  # the symbolic core loads sympy; numeric queries skip it
 

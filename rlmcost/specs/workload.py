@@ -1,7 +1,7 @@
 """Workload: the token counts and dtypes of one RL iteration (seed paper Table I notation)."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from pydantic import ConfigDict, Field
 
 from rlmcost.choices import Dtype
