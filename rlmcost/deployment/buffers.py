@@ -136,11 +136,11 @@ def rollout_buffer_bytes(
     n = len(responses)
     if fw is None or n == 0:
         return RolloutBuffers(0, 0)
-    longest = max(responses)
     per_shard = -(-n // dp)
     from rlmcost.perf.rl_step import length_counts
 
     counts = dict(length_counts(responses))  # one entry when every response is as long
+    longest = max(counts)  # over the distinct lengths
 
     def batch(tensors: Sequence[BufferTensor]) -> int:
         if fw.padded:

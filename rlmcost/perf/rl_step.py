@@ -88,10 +88,20 @@ def packed(lengths: Sequence[int]) -> Packed:
     >>> packed([100, 300])  # L = ceil(100000 / 400) = 250, n' = ceil(400 / 250) = 2
     Packed(sequences=2, seq_len=250)
     """
-    if not lengths or min(lengths) < 1:
+    return packed_counts(length_counts(lengths))
+
+
+def packed_counts(counts: Sequence[tuple[int, int]]) -> Packed:
+    """:func:`packed` of the sequences whose (length, how many) are ``counts`` (exact ints:
+    the same sums).
+
+    >>> packed_counts([(100, 1), (300, 1)])
+    Packed(sequences=2, seq_len=250)
+    """
+    if not counts or min(x for x, _ in counts) < 1:
         raise SpecError("packing needs at least one sequence of at least one token")
-    s1 = sum(lengths)
-    s2 = sum(m * x * x for x, m in length_counts(lengths))
+    s1 = sum(m * x for x, m in counts)
+    s2 = sum(m * x * x for x, m in counts)
     seq = -(-s2 // s1)
     return Packed(-(-s1 // seq), seq)
 

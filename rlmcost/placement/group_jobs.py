@@ -52,6 +52,7 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import host_options
 from rlmcost.perf.engine_step import CHUNK_TOKENS
 from rlmcost.perf.generation import Engine, EngineOptions
+from rlmcost.placement.admission import in_arrival
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.engine_budget import RUNNING, batched_tokens, cap_source, running_cap
 from rlmcost.placement.group_cost import GroupModel
@@ -80,12 +81,7 @@ from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.reference_swap import device_residents
-from rlmcost.placement.rollout import (
-    DecodeCost,
-    admission_order,
-    decode_flops,
-    timeline,
-)
+from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
 from rlmcost.placement.speculative import speculation_for, speculative_cost
 from rlmcost.placement.streaming import stream
 from rlmcost.placement.vision import with_vision
@@ -327,8 +323,6 @@ def _generate(
     )
     cost = speculative_cost(g, task, cost, prompt)
     call = g.engine.sequences_per_call
-    order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
-    arrival = tuple(mine[i] for i in order)
     rounds, by_call = None, False  # calls larger than the slots: continuous batching inside
     # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)
     paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
@@ -336,12 +330,14 @@ def _generate(
     if paged is not None and (call is None or call > slots):
         rounds, slots = call, cap  # the pool, not a full-length reservation, limits
     elif g.engine.kind.static and not g.s.deployment.ideal:
+        order, arrival = in_arrival(mine)
         mine = _unadmitted(static_batches(arrival, max(1, min(slots, g.engine.max_seqs))),
                            order)  # fmt: skip
     elif call is not None and call > slots and not g.s.deployment.ideal:
         rounds = call
     elif call is not None and not g.s.deployment.ideal:  # calls one after another
         by_call, slots = call <= slots, max(1, min(slots, call))
+        order, arrival = in_arrival(mine)
         mine = _unadmitted(static_batches(arrival, slots), order)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),

@@ -19,13 +19,20 @@ from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.nemo_rl_packing import chunks_of, padded_share
 from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
-from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
+from rlmcost.perf.rl_step import (
+    Packed,
+    forward_time,
+    packed_counts,
+    train_logprob_head_s,
+    train_time,
+)
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
+from rlmcost.placement.lengths import from_runs
 from rlmcost.placement.model_dropout import train_dropout
 from rlmcost.placement.pass_options import step_options
 from rlmcost.placement.reference_swap import reference_swap_bytes
@@ -37,30 +44,33 @@ def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     return packing(g, task)[0]
 
 
-def packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int]:
-    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``) and their sum;
-    kept per group and task, and for every deployment of the query (they depend on the
-    query and the invocation alone: its lengths, prompt, response and batch)."""
+def packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int, int]:
+    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``), their sum and
+    their largest, the last three from the (length, how many) runs of equal lengths (exact
+    ints: the cost follows the distinct lengths, not the sequences); kept per group and task,
+    and for every deployment of the query (they depend on the query and the invocation
+    alone: its lengths, prompt, response and batch)."""
     key = ("packed", task.index)
     if key not in g.kept:
         g.kept[key] = per_query(g.s, ("packed", task.invocation, task.kind),
-                                lambda: _packing_of(_packed_lengths(g, task)))  # fmt: skip
+                                lambda: _packing_of(g, task))  # fmt: skip
     return g.kept[key]
 
 
-def _packing_of(lengths: tuple[int, ...]) -> tuple[tuple[int, ...], Packed, int]:
-    return lengths, packed(lengths), sum(lengths)
-
-
-def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
+def _packing_of(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int, int]:
     inv = task.invocation
-    lengths = g.lengths(task)
-    prompt = g._int_at(inv.prompt, max(lengths))
+    n = len(g.lengths(task))
+    prompt = g._int_at(inv.prompt, g.longest(task))
+    times = g.batch(task) // n if task.kind is Kind.FORWARD else 1  # PRM prefixes
     if inv.response == "T":
-        out = tuple(prompt + t for t in lengths)
+        pairs = tuple((prompt + t, m) for t, m in g.length_runs(task))
     else:
-        out = (g.seq_len(task),) * len(lengths)
-    return out * (g.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
+        pairs = ((g.seq_len(task), n),)
+    # the sequences themselves, in the lengths' order, the whole batch ``times`` over;
+    # shared by the query's tasks of the same lengths
+    lengths = per_query(g.s, ("packed lengths", pairs, times), lambda: from_runs(pairs) * times)
+    counts = [(x, m * times) for x, m in pairs]
+    return lengths, packed_counts(counts), sum(x * m for x, m in counts), max(pairs)[0]
 
 
 def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:

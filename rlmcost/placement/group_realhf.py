@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.perf.realhf_rate import REALHF_TRAIN_FACTOR, realhf_floor_s, realhf_forward_flops
+from rlmcost.placement.admission import replica_lengths
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_passes import packed_lengths
 from rlmcost.placement.group_train import group_deployment
 from rlmcost.placement.pass_options import realhf_kernels
-from rlmcost.placement.rollout import replica_lengths
 
 
 def realhf_task_floor_s(g: GroupModel, task: Task) -> float:

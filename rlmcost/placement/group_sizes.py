@@ -15,6 +15,7 @@ from rlmcost.errors import SpecError
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup, count_of, frozen_at, frozen_values, values_table
+from rlmcost.placement.lengths import runs
 
 
 def counts_table(setup: Setup) -> dict[Any, Any]:
@@ -66,12 +67,22 @@ class GroupSizes:
             )
         return self._lengths[task.index]
 
+    def length_runs(self, task: Task) -> tuple[tuple[int, int], ...]:
+        """:func:`~rlmcost.placement.lengths.runs` of :meth:`lengths` (ascending), kept per
+        query with them."""
+        n = self._int(task.invocation.sequences)
+        lengths = self.lengths(task)
+        return per_query(self.s, ("length runs", n), lambda: runs(lengths))
+
     def longest(self, task: Task) -> int:
-        """``max(self.lengths(task))``, the task's longest response, kept per task."""
+        """``max(self.lengths(task))``, the task's longest response, kept per task (and per
+        query with the lengths)."""
         try:
             return self._longest[task.index]
         except KeyError:
-            out = self._longest[task.index] = max(self.lengths(task))
+            n, lengths = self._int(task.invocation.sequences), self.lengths(task)
+            out = per_query(self.s, ("longest", n), lambda: max(lengths))
+            self._longest[task.index] = out
             return out
 
     def seq_len(self, task: Task) -> int:

@@ -300,9 +300,9 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
         t = job.task
         if t.kind not in (Kind.FORWARD, Kind.TRAIN):
             continue
-        lengths = packing(g, t)[0]
+        kept = packing(g, t)  # the lengths and their largest, kept per query
         replicas = job.layout.n_gpus // job.layout.dp
-        nbytes = sharded_call_bytes(len(lengths), max(lengths), replicas, t.kind is Kind.TRAIN)
+        nbytes = sharded_call_bytes(len(kept[0]), kept[3], replicas, t.kind is Kind.TRAIN)
         key = ("sharded call data", t, nbytes, replicas, g.group.name, g.gpus, cross)
         out.append(per_query(g.s, key, partial(_sharded_call, g, t, nbytes, replicas, cross)))
     return out

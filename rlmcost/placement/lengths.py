@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
+from itertools import chain, repeat
 from pathlib import Path
 
 from rlmcost.errors import SpecError
@@ -119,6 +121,33 @@ class LengthDist:
 
 
 FIXED = LengthDist("fixed")
+
+
+def runs(lengths: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """(length, how many) of ascending ``lengths`` (:meth:`LengthDist.lengths`' order), run
+    by run: found by bisection, so the cost grows with the distinct lengths (at most the
+    longest response), not with the sequences.
+
+    >>> runs((2, 2, 3, 7, 7, 7))
+    ((2, 2), (3, 1), (7, 3))
+    """
+    out, i, n = [], 0, len(lengths)
+    while i < n:
+        t = lengths[i]
+        j = bisect_right(lengths, t, i)
+        out.append((t, j - i))
+        i = j
+    return tuple(out)
+
+
+def from_runs(pairs: tuple[tuple[int, int], ...], by: int = 0) -> tuple[int, ...]:
+    """The lengths of :func:`runs`' ``pairs``, each ``by`` longer, in order: ``tuple(by + t
+    for t in lengths)`` built run by run in C.
+
+    >>> from_runs(((2, 2), (3, 1)), 10)
+    (12, 12, 13)
+    """
+    return tuple(chain.from_iterable(repeat(by + t, m) for t, m in pairs))
 
 
 def capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:

@@ -67,7 +67,10 @@ def prefills(
     convention of the recomputations and the engine's prefix sharing (None: neither);
     ``stream_share``: the sharing of an engine without a paged pool (a stream's slots)."""
     share = paged.share if paged is not None else stream_share
-    cached = hits([(s.seq, s.start, s.end, s.context) for s in segs], prompt, share)
+    if share is None or share.group == 1:  # nothing shared: ``hits``' zeros
+        cached = [0] * len(segs)
+    else:
+        cached = hits([(s.seq, s.start, s.end, s.context) for s in segs], prompt, share)
     fresh: Counter[int] = Counter()
     again: dict[int, list[int]] = {}
     tails: dict[int, list[tuple[int, int]]] = {}  # step -> (context, cached tokens)
@@ -78,6 +81,16 @@ def prefills(
             fresh[s.start] += 1
         else:
             again.setdefault(s.start, []).append(s.context)
+    return phases(arch, prompt, cost, paged, share, fresh, again, tails)
+
+
+def phases(
+    arch: Arch, prompt: int, cost: DecodeCost, paged: Paged | TokenPool | None,
+    share: PrefixShare | None, fresh: Counter[int], again: dict[int, list[int]],
+    tails: dict[int, list[tuple[int, int]]],
+) -> Prefills:  # fmt: skip
+    """:func:`prefills` from its admissions by step: ``fresh`` whole prompts, ``again``
+    recomputed contexts and ``tails`` (context, cached tokens) after a shared prefix."""
     steps = sorted(fresh.keys() | again.keys() | tails.keys())
     flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
                              paged.counting if paged else None)  # fmt: skip

@@ -45,11 +45,10 @@ finished samples, compute-bound, can run there (``iteration``).
 
 from __future__ import annotations
 
-import heapq
-import random
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from itertools import chain, repeat
 from math import fsum
 from typing import TYPE_CHECKING
 
@@ -58,10 +57,11 @@ from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
+from rlmcost.placement.admission import _admit, admission_order
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment
-from rlmcost.placement.prefills import prefills
+from rlmcost.placement.prefills import phases, prefills
 from rlmcost.placement.prefix_share import PrefixShare
 from rlmcost.placement.untimed import UNTIMED
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
@@ -99,33 +99,6 @@ def decode_flops(arch: Arch) -> tuple[int, int]:
     ``blocks.work_decode_step`` compiled)."""
     one, two = int(nb.work_decode_step(arch, 1)), int(nb.work_decode_step(arch, 2))
     return one - (two - one), two - one
-
-
-def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:
-    """The most loaded replica's lengths (module docstring), longest first.
-
-    >>> replica_lengths((1, 2, 3, 4, 5, 6, 7), 3)
-    (7, 4, 1)
-    """
-    ordered = sorted(lengths)
-    return tuple(ordered[i] for i in range(len(ordered) - 1, -1, -replicas))
-
-
-@memoized(copy=list)
-def admission_order(n: int) -> list[int]:
-    """A fixed shuffle of ``n`` sequences: engines admit requests in arrival order, which does
-    not know the lengths. Fisher-Yates driven by ``random.Random(0).random()``, whose sequence
-    Python keeps the same across versions (kept per ``n``, a copy handed out).
-
-    >>> sorted(admission_order(5)) == list(range(5))
-    True
-    """
-    rng = random.Random(0)
-    order = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = int(rng.random() * (i + 1))
-        order[i], order[j] = order[j], order[i]
-    return order
 
 
 @dataclass(frozen=True)
@@ -171,31 +144,6 @@ class Timeline:
     @property
     def time_s(self) -> float:
         return self.time.bound_s
-
-
-def _admit(lengths: list[int], slots: int, call: int | None = None) -> tuple[list[int], list[int]]:
-    """Continuous batching: each sequence, in admission order, takes the first free slot.
-    ``call``: the sequences arrive in calls of ``call``, each handed over when the previous
-    one has returned (its last sequence finished). Returns (start step, slot) per sequence.
-
-    >>> _admit([3, 1, 2, 2], 2, call=2)  # the second call waits for step 3
-    ([0, 0, 3, 3], [0, 1, 1, 0])
-    """
-    if not call and slots >= len(lengths):  # every sequence at step 0, slot by slot
-        return [0] * len(lengths), list(range(len(lengths)))
-    free = [(0, s) for s in range(slots)]
-    start, slot_of = [], []
-    floor = last = 0  # the step the current call may start at; the latest finish so far
-    for i, length in enumerate(lengths):
-        if call and i and i % call == 0:
-            floor = last
-        t0, s = heapq.heappop(free)
-        t0 = max(t0, floor)
-        start.append(t0)
-        slot_of.append(s)
-        heapq.heappush(free, (t0 + length, s))
-        last = max(last, t0 + length)
-    return start, slot_of
 
 
 @dataclass(frozen=True)
@@ -294,34 +242,48 @@ def timeline(
     slots = max(1, min(slots, n))
     same = lengths.count(lengths[0]) == n  # one length: any admission order gives it
     resp = [lengths[0]] * n if same else [lengths[i] for i in admission_order(n)]
-    if paged is None:
-        start, slot_of = (_admit(resp, slots, call) if gate is None
-                          else admit_grouped(resp, slots, gate))  # fmt: skip
-        segs: Sequence[Segment] = [
-            Segment(i, s0, s0 + r, prompt, s)
-            for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))
-        ]
-        preemptions, peak = 0, slots
+    change: Counter[int] = Counter()  # in-flight change after step b
+    context_change: Counter[int] = Counter()  # context-sum change after step b
+    preemptions, peak = 0, slots
+    if paged is None and gate is None and share is None and same and not call:
+        # one length, plain slots: waves of ``slots`` (``_waves``), summed wave by wave
+        waves = [(w * resp[0], min(slots, n - w * slots)) for w in range(-(-n // slots))]
+        end = list(chain.from_iterable(repeat(s0 + resp[0], m) for s0, m in waves))
+        last_slot = (list(range(slots)) * len(waves))[:n]
+        for s0, m in waves:
+            change[s0] += m
+            change[s0 + resp[0]] -= m
+            context_change[s0] += m * (prompt + 1)
+            context_change[s0 + resp[0]] -= m * (prompt + 1 + resp[0])
+        pre = phases(arch, prompt, cost, None, None, Counter(dict(waves)), {}, {})
     else:
-        sched = paged.admit(resp, prompt, slots, call)
-        segs, preemptions, peak = sched.segments, sched.preemptions, sched.peak
-    last_seg = {s.seq: s for s in segs}  # each sequence's last segment (they come in order)
-    end = [last_seg[i].end for i in range(n)]
+        if paged is None:
+            start, slot_of = (_admit(resp, slots, call) if gate is None
+                              else admit_grouped(resp, slots, gate))  # fmt: skip
+            segs: Sequence[Segment] = [
+                Segment(i, s0, s0 + r, prompt, s)
+                for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))
+            ]
+        else:
+            sched = paged.admit(resp, prompt, slots, call)
+            segs, preemptions, peak = sched.segments, sched.preemptions, sched.peak
+        last_seg = {s.seq: s for s in segs}  # each sequence's last segment (in order)
+        end = [last_seg[i].end for i in range(n)]
+        last_slot = [last_seg[i].slot for i in range(n)]
+        # prefills: one phase per admission step, before that step's first decode; a
+        # readmitted (preempted) sequence recomputes its context (``paged``), a cached
+        # prompt is shared
+        pre = prefills(arch, prompt, segs, cost, paged, share)
+        # runs: between consecutive admissions/finishes the same sequences are in flight
+        for sg in segs:
+            change[sg.start] += 1
+            change[sg.end] -= 1
+            context_change[sg.start] += sg.context + 1  # its first decode attends one more
+            context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # one past
     steps = max(end)
-    # prefills: one phase per admission step, before that step's first decode; a readmitted
-    # (preempted) sequence recomputes its context (``paged``), a cached prompt is shared
-    pre = prefills(arch, prompt, segs, cost, paged, share)
     pre_steps, pre_mem = pre.steps, pre.memory
     pre_compute, pre_bound = _phases(roofline, pre.flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
-    # runs: between consecutive admissions/finishes the same sequences are in flight
-    change: Counter[int] = Counter()  # in-flight change after step b
-    context_change: Counter[int] = Counter()  # context-sum change after step b
-    for sg in segs:
-        change[sg.start] += 1
-        change[sg.end] -= 1
-        context_change[sg.start] += sg.context + 1  # its first decode step attends one more
-        context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # reached, one past
     bounds = sorted(change.keys() | context_change.keys())
     runs: list[Run] = []
     seen: dict[tuple[int, int, int], _RunSums] = {}
@@ -350,7 +312,7 @@ def timeline(
     depth_of = {r: int(nb.depth_generation(arch, prompt, r)) for r in set(resp)}
     chains = [0] * slots
     for i, r in enumerate(resp):
-        chains[last_seg[i].slot] += depth_of[r]
+        chains[last_slot[i]] += depth_of[r]
     pre_memory_s = fsum(roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1])
     compute_s, memory_s, bound_s, compute_bound_s, predicted_decode = totals
     pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
