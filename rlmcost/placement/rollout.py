@@ -307,12 +307,15 @@ def timeline(
             totals[i] += v
         context += active * n_steps  # every in-flight sequence attended one more position
     run_of_end = {r.last: i for i, r in enumerate(runs)}
-    finish_run = tuple(run_of_end[e] for e in end)
+    finish_run = tuple(map(run_of_end.__getitem__, end))  # per sequence, looked up in C
     # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
     depth_of = {r: int(nb.depth_generation(arch, prompt, r)) for r in set(resp)}
-    chains = [0] * slots
-    for i, r in enumerate(resp):
-        chains[last_slot[i]] += depth_of[r]
+    if same:  # one length: a slot's chain is its sequences' count times one depth
+        chains = [m * depth_of[resp[0]] for m in Counter(last_slot).values()]
+    else:
+        chains = [0] * slots
+        for i, r in enumerate(resp):
+            chains[last_slot[i]] += depth_of[r]
     pre_memory_s = fsum(roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1])
     compute_s, memory_s, bound_s, compute_bound_s, predicted_decode = totals
     pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
@@ -332,7 +335,7 @@ def timeline(
             compute_bound_s + pre_compute_bound,
         ),
         depth=max(chains),
-        finish_s=tuple(runs[i].end_s for i in finish_run),
+        finish_s=tuple(map([r.end_s for r in runs].__getitem__, finish_run)),
         finish_run=finish_run,
         runs=tuple(runs),
         lengths=tuple(resp),
