@@ -24,6 +24,7 @@ import rlmcost.placement.group_passes as gp
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
 from rlmcost.perf.nemo_rl_packing import PaddedShare, chunks_of, mffd_bins, padded_share
+from rlmcost.perf.rl_step import packed
 from rlmcost.placement.lengths import LengthDist
 
 LENGTHS = [600, 500, 400, 350, 300, 200, 150, 100, 50]
@@ -120,5 +121,5 @@ def test_no_padding_without_pipeline_or_framework(monkeypatch: pytest.MonkeyPatc
     calls, out = _trainer_calls(monkeypatch, *flags)
     lengths = [96 + t for t in LengthDist("lognormal", (1500, 0.7, 3000)).lengths(128, 3000)]
     _, sequences, seq_len = calls[-1]
-    assert (sequences, seq_len) == (gp.packed(lengths).sequences, gp.packed(lengths).seq_len)
+    assert (sequences, seq_len) == (packed(lengths).sequences, packed(lengths).seq_len)
     assert not any("padded to the rank's largest" in n for n in out["notes"])
