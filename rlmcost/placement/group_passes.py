@@ -255,10 +255,10 @@ def packed_loss_s_of(g: GroupModel, task: Task, micro_batches: int) -> float:
     (where the loss runs; added to the step, the other stages waiting on it)."""
     if not per_sequence_loss(g, task):
         return 0.0
-    lengths, layout = packing(g, task)[0], g.layouts[task.index]
+    (lengths, _, total, _), layout = packing(g, task), g.layouts[task.index]
     steps = g._int(task.invocation.steps)
     sequences = -(-len(lengths) // (steps * layout.dp))
-    tokens = -(-sum(lengths) // (steps * layout.dp * layout.cp))
+    tokens = -(-total // (steps * layout.dp * layout.cp))  # sum(lengths), kept
     arch = g.s.arch(task.role)
     device = Device(g.s.hardware, g.workload(task).compute_dtype)
     vocab = int(tp_shard(arch, layout.tp).vocab)
