@@ -1,10 +1,12 @@
 """A small GRPO query on device groups, shared by the per-group settings tests
-(tests/test_group_train_fields.py, tests/test_group_engine.py)."""
+(tests/test_group_train_fields.py, tests/test_group_engine.py), and the group models an
+evaluation builds (tests/test_group_states.py, tests/test_reference_swap.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rlmcost import memo
 from rlmcost.run import Run
 
 
@@ -19,3 +21,27 @@ def grpo_on_groups(model: str, deployment: dict[str, Any]) -> Run:
         "deployment": deployment,
         "cluster": {"hardware": "h100-sxm"},
     })  # fmt: skip
+
+
+def built_groups(algorithm: str, argv: str) -> list[Any]:
+    """The group models that ``rlmcost ALGORITHM ARGV`` builds, each after its estimate (a spy
+    on :func:`rlmcost.placement.group_jobs.estimate`; no result kept, so every group is built)."""
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.placement import group_jobs
+
+    seen: list[Any] = []
+    original = group_jobs.estimate
+
+    def spy(g: Any) -> Any:
+        out = original(g)
+        seen.append(g)
+        return out
+
+    group_jobs.estimate = spy
+    try:
+        with memo.plain():
+            evaluate_deployment(run_from_argv(algorithm, argv.split()))
+    finally:
+        group_jobs.estimate = original
+    return seen

@@ -15,11 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from group_runs import built_groups
 
-from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.cli.validate import run_from_argv
-from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.placement.breakdown_ops import STATES, TERMS
 
 # the NeMo RL v0.3 Llama-3.1-70B row of tests/test_forward_gathers.py (rl_runs.json's command)
@@ -34,22 +32,7 @@ ROW = ("--framework nemo-rl --model llama-3.1-70b --kl --mini-batches 4 --param-
 @pytest.fixture(scope="module")
 def groups() -> list[Any]:
     """The group models the row's evaluation built (each after its estimate)."""
-    from rlmcost.placement import group_jobs
-
-    seen: list[Any] = []
-    original = group_jobs.estimate
-
-    def spy(g: Any) -> Any:
-        out = original(g)
-        seen.append(g)
-        return out
-
-    group_jobs.estimate = spy
-    try:
-        with memo.plain():
-            evaluate_deployment(run_from_argv("rlvr", ROW.split()))
-    finally:
-        group_jobs.estimate = original
+    seen = built_groups("rlvr", ROW)
     assert seen
     return seen
 

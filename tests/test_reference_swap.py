@@ -16,11 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from group_runs import built_groups
 
-from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.cli.validate import run_from_argv
-from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.perf.policy_worker import reference_swap_s
 from rlmcost.placement.reference_swap import device_residents, reference_swap_bytes
 
@@ -30,23 +28,7 @@ FP32_SHARD = LLAMA8B_PARAMS * 4 // 8  # the DTensor policy's fp32 FSDP2 shard on
 
 def _group(argv: str) -> Any:
     """The group model that trains the actor in ``rlmcost grpo`` with ``argv``."""
-    from rlmcost.placement import group_jobs
-
-    seen: list[Any] = []
-    original = group_jobs.estimate
-
-    def spy(g: Any) -> Any:
-        out = original(g)
-        seen.append(g)
-        return out
-
-    group_jobs.estimate = spy
-    try:
-        with memo.plain():
-            evaluate_deployment(run_from_argv("grpo", argv.split()))
-    finally:
-        group_jobs.estimate = original
-    return next(g for g in seen if g.trains_here(Role.ACTOR) is not None)
+    return next(g for g in built_groups("grpo", argv) if g.trains_here(Role.ACTOR) is not None)
 
 
 @pytest.fixture(scope="module")
