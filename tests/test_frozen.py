@@ -280,8 +280,12 @@ def test_the_code_module_is_its_generated_text() -> None:
     from rlmcost import frozen_code
 
     path = Path(frozen_code.__file__)
-    assert path.read_text() == frozen.code_module_text(list(frozen_code.MAKERS))
+    assert path.read_text() == frozen.code_module_text(list(frozen_code.MAKERS)), REGENERATE
 
+
+REGENERATE = ("regenerate it: python -c 'from pathlib import Path; from rlmcost import frozen, "
+              "frozen_code as c; Path(c.__file__).write_text(frozen.code_module_text([*c.MAKERS, "
+              "*NEW_KEYS]))' with NEW_KEYS the keys a cold query printed")  # fmt: skip
 
 _COMPILED_PROBE = """
 import contextlib, io, sys
@@ -304,4 +308,4 @@ def test_a_cold_query_compiles_no_method(args: tuple[str, ...]) -> None:
     rlmcost.frozen_code; a new one prints its key (add it: ``code_module_text``)."""
     r = subprocess.run([sys.executable, "-c", _COMPILED_PROBE, *args], capture_output=True,
                        text=True, cwd=Path(__file__).resolve().parents[1], check=True)  # fmt: skip
-    assert r.stdout.strip() == "[]", r.stdout
+    assert r.stdout.strip() == "[]", f"{r.stdout}; {REGENERATE}"
