@@ -10,7 +10,7 @@ Split from :mod:`rlmcost.placement.iteration` (which schedules them) by purpose.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
@@ -52,14 +52,33 @@ def weight_syncs(
                 seen[reads] = sync
             syncs.append(sync)
             # a framework's refit into its engines stalls both sides (schedule.Link)
-            stall = None if reads[10] is None else (g.name, src.name)
+            stall = None if reads.mech is None else (g.name, src.name)
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((sync.what, key_of[train_job.task.index], readers, stall))
     return syncs, links
 
 
+class SyncReads(NamedTuple):
+    """What one weight sync reads beside the query (:func:`sync_reads`), led by its tag."""
+
+    tag: str
+    role: Role
+    head: Any
+    src: str
+    dst: str
+    src_gpus: int
+    dst_gpus: int
+    hw_src: Any
+    hw_dst: Any
+    total: int
+    mech: Refit | None
+    tp: int | None
+    dtype: Dtype | None
+    streams: bool | None
+
+
 def sync_reads(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
-               total: int) -> tuple[Any, ...]:  # fmt: skip
+               total: int) -> SyncReads:  # fmt: skip
     """What one copy of ``role``'s weights from its trainer's group ``src`` to group ``g``
     reads beside the query (its model, dtypes and prompts: ``Setup.groups_seen`` is the
     query's): led by a tag, the model and its head, the two groups' names, GPUs and
@@ -77,12 +96,12 @@ def sync_reads(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimat
         streams = setup.deployment.partial_rollout
         if mech is Refit.PACKED_NCCL:
             dtype = engine_for(setup, g.name).dtype
-    return ("weight sync", role, train_job.task.invocation.model_head, src.name, g.name,
-            src.gpus, g.gpus, setup.hardware_of(src.name), setup.hardware_of(g.name), total,
-            mech, tp, dtype, streams)  # fmt: skip
+    return SyncReads("weight sync", role, train_job.task.invocation.model_head, src.name,
+                     g.name, src.gpus, g.gpus, setup.hardware_of(src.name),
+                     setup.hardware_of(g.name), total, mech, tp, dtype, streams)  # fmt: skip
 
 
-def _weight_sync(setup: Setup, reads: tuple[Any, ...]) -> Transfer:
+def _weight_sync(setup: Setup, reads: SyncReads) -> Transfer:
     """One copy of a trained model's weights from its trainer's group to another group after
     training, from what it reads (:func:`sync_reads`) and the query's model, weight dtype and
     prompts (:func:`weight_syncs`)."""
@@ -97,6 +116,7 @@ def _weight_sync(setup: Setup, reads: tuple[Any, ...]) -> Transfer:
     predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
     spread = None
     if mech is not None:  # the framework's broadcast into its engines, or the disk
+        assert tp is not None  # sync_reads sets the engine's TP with its mechanism
         shard = -(-nbytes // tp)
         cross = span > min(hw_src.gpus_per_node, hw_dst.gpus_per_node)
         # each host of the sender holds its own part of the sharded model and sends it over
