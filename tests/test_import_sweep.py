@@ -135,3 +135,12 @@ def test_split_placement_script_is_named(tmp_path):
     script.write_text("python3 main_ppo_split.py algorithm.adv_estimator=gae $@\n")
     with pytest.raises(SpecError, match="split-placement example .*--groups"):
         import_verl_script(script, [], [], None, None)
+
+
+def test_placeholder_model_name_is_an_error_naming_it():
+    # NeMo RL examples/configs/recipes/llm/grpo-dapomath17k-dsv3-megatron.yaml @7ea279ab:
+    # policy.model_name "Follow instructions in https://github.com/NVIDIA-NeMo/RL/..."
+    with pytest.raises(SpecError, match="is a placeholder"):
+        get_model("Follow instructions in https://github.com/NVIDIA-NeMo/RL/blob/main/docs/x.md")
+    with pytest.raises(SpecError, match="is a placeholder"):
+        get_model("<path_to_dsv3_config>")

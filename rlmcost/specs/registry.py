@@ -236,6 +236,10 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
         return load_config(query)
     if q not in index and q in (rewards := _reward_index()):
         return reward_model(rewards[q])
+    if q not in index and ("://" in query or ("<" in query and ">" in query)):
+        raise SpecError(f"model {query!r} is a placeholder (instructions or a <...> to fill in), "
+                        "not a model: give its Hugging Face id, a built-in name or its "
+                        "config.json")  # fmt: skip
     if q not in index:
         if "/" in query and q:
             names = candidates(query.rsplit("/", 1)[-1], models())
