@@ -158,8 +158,25 @@ def test_verl_local_checkpoint_path_read_by_its_folder_name(tmp_path) -> None:
     assert any("not on this machine" in n for n in q.notes)
     q = import_verl(empty, [*base, "actor_rollout_ref.model.path=Qwen/Qwen3-8B"])
     assert dict(q.flags)["--model"] == "Qwen/Qwen3-8B"
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/my-own-finetune"])
+    assert dict(q.flags)["--model"] == "/m/my-own-finetune"
+
+
+def test_verl_checkpoint_folder_with_a_precision_suffix(tmp_path) -> None:
+    """A folder name that is a model's name plus a storage-precision word (verl examples/
+    grpo_trainer/run_gptoss_20b.sh @b178a3cd saves openai/gpt-oss-20b dequantized to
+    $HOME/models/gpt-oss-20b-bf16, and names lmsys/gpt-oss-20b-bf16, the Hub's copy) is that
+    model, said in a note; a quantization word is no precision suffix: the path is kept."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("{}\n")
+    base = [a for a in VERL_LORA_3B if "model.path" not in a and "lora" not in a]
     q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/gpt-oss-20b-bf16"])
-    assert dict(q.flags)["--model"] == "/m/gpt-oss-20b-bf16"
+    assert dict(q.flags)["--model"] == "gpt-oss-20b"  # the lmsys id, exactly
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/Qwen3-8B-BF16"])
+    assert dict(q.flags)["--model"] == "qwen3-8b"
+    assert any("less its precision suffix" in n for n in q.notes)
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/Qwen3-8B-FP8"])
+    assert dict(q.flags)["--model"] == "/m/Qwen3-8B-FP8"
 
 
 def test_miles_lora_rank_and_targets_are_read() -> None:

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERL_ENTRIES = ("verl.trainer.main_ppo",)
+SPLIT = ("examples/split_placement/main_ppo_split.py @b178a3cd: the actor, rollout and "
+         "reference on one half of the GPUs, the critic and reward model on the other")
+"""verl's split placement: its own trainer script, with config/ppo_trainer_split.yaml and
+two resource pools of half the GPUs each (``resource_pool_spec``, ``mapping``)."""
 OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
 SLIME_ENTRIES = ("train.py", "train_async.py")
 OPENRLHF_DPO = ("openrlhf.cli.train_dpo",)
@@ -103,7 +107,17 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
     ``VAR=VALUE`` items)."""
     from rlmcost.frameworks.verl import IGNORED, import_verl_mapping
 
-    launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
+    try:
+        launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
+    except SpecError as exc:
+        if "no command runs" in str(exc) and "main_ppo_split.py" in Path(path).read_text(
+                "utf-8", "replace")[:MAX_SCRIPT_BYTES]:  # fmt: skip
+            raise SpecError(f"script {Path(path).name} runs verl's split-placement example "
+                            f"({SPLIT}), which rlmcost import does not read; price the split "
+                            "with the script's settings as `rlmcost ppo --framework verl ... "
+                            "--groups \"rollout+actor=N/2,critic+reward=N/2\"` (+reference "
+                            "with a KL term)") from None
+        raise
     overrides: list[str] = []
     options: dict[str, str] = {}
     at: dict[str, int] = {}
@@ -131,12 +145,40 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
     else:
         needed += _need(launch, at["path"]) if "path" in at else []
     launch.require(needed + (_need(launch, at["name"]) if "name" in at else []))
+    _placeholders(launch, overrides, extra)
     config, notes = _verl_base(launch, options.get("path", "config"),
                                options.get("name", "ppo_trainer"), options)  # fmt: skip
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
                             overrides, verl_version, hardware)  # fmt: skip
     q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
     return q
+
+
+_PLACEHOLDER = re.compile(r"|.*<[^>]*>.*|.*\s.*|[A-Za-z_]*(?:path|dir|PATH|DIR)")
+"""A model value that names no model but stands for one the user fills in: empty (a variable
+set to ``""``: verl examples/router_replay/*.sh @b178a3cd, ``HF_MODEL_PATH=""``), ``<...>``
+(grpo_trainer/run_deepseek671b_math_megatron_80gb.sh: ``LLM="<path_to_dsv3_config>"``), words
+with blanks (instructions), or a bare variable name (tuning/70b/qwen2-70b_grpo_32_h20_fsdp_
+vllm.sh: ``actor_rollout_ref.model.path=model_path`` with the ``$`` left out)."""
+
+
+def _placeholders(launch: Launch, overrides: list[str], extra: list[str]) -> None:
+    """SpecError where the script leaves a model path as a placeholder (:data:`_PLACEHOLDER`)
+    and the words for its ``$@`` (``extra``) do not give it: the script is an example to fill
+    in, and the error says so and how to give the model."""
+    for key in VERL_MODEL_PATHS:
+        given = [w.split("=", 1)[1] for w in overrides if w.split("=", 1)[0].lstrip("+") == key]
+        if not given or any(w.startswith(f"{key}=") for w in extra) \
+                or not _PLACEHOLDER.fullmatch(value := given[-1].strip()):  # fmt: skip
+            continue
+        text = launch.script.read_text("utf-8", "replace") if launch.script.is_file() else ""
+        set_as = re.search(rf"^\s*{re.escape(value)}=(\S+)", text, re.M) if value else None
+        why = (f"the variable it sets on its line {text.count(chr(10), 0, set_as.start()) + 1}"
+               f" ({value}={set_as.group(1)}) without its $, so verl gets the word {value!r}"
+               if set_as else "a placeholder for the model, which the script leaves to be "
+               "filled in")  # fmt: skip
+        raise SpecError(f"verl script {launch.script.name}: {key}={value!r} is {why}; give the "
+                        f"model after the script: {key}=HF_ID (or a config.json)")
 
 
 def _from_start(launch: Launch, k: int, name: str | None) -> str | None:

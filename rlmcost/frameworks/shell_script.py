@@ -41,6 +41,7 @@ from rlmcost.frameworks.shell_words import (
     MAX_SCRIPT_BYTES,
     MAX_SOURCE_DEPTH,
     ONE,
+    broken_continuations,
     default_word,
     env_words,
 )
@@ -109,7 +110,9 @@ class _Reader:
         self.exited: tuple[int, int] | None = None  # an exit reached: its line, its if's line
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
-        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), f"script {path.name}"):
+        text, notes = broken_continuations(read_text(path, "script", MAX_SCRIPT_BYTES), path.name)
+        self.read_notes += notes
+        for cmd in commands(text, f"script {path.name}"):
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:

@@ -52,3 +52,28 @@ def env_words(name: str, value: str) -> list[str]:
         return shlex.split(value)
     except ValueError as exc:
         raise SpecError(f"--env {name}: {exc}; quote its words as a shell would") from None
+
+
+_BROKEN_CONTINUATION = re.compile(r"(?<=[ \t])\\[ \t]+(?:#[^\n]*)?\n(?=[ \t])")
+"""A backslash that meant to continue the line but has blanks (and perhaps a comment) after
+it: ``algorithm.pf_ppo.reweight_method=pow \\  # ["pow", ...]`` (verl examples/ppo_trainer/
+run_deepseek7b_llm_pfppo.sh line 6 @b178a3cd), followed by an indented line."""
+
+
+def broken_continuations(text: str, name: str) -> tuple[str, list[str]]:
+    """``text`` with each :data:`_BROKEN_CONTINUATION` read as the continuation it means, and a
+    note for them. bash reads ``\\`` + blank as an escaped blank, a word of its own, and the
+    newline after the comment then ends the command: the script passes ``' '`` to its
+    program and runs the next line as a command of its own (the launch fails there). Read as
+    written, the launch would stop at that line with the rest of its options lost; the script
+    states what it means by the indented lines that follow, and that is read, said in a note
+    naming the lines."""
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _BROKEN_CONTINUATION.finditer(text)]
+    if not lines:
+        return text, []
+    where = ", ".join(map(str, lines))
+    return _BROKEN_CONTINUATION.sub("\\\n", text), [
+        f"{name} line{'s' if len(lines) > 1 else ''} {where}: a backslash with blanks (or a "
+        "comment) after it does not continue a line in bash (it escapes the blank: the command "
+        "ends there, passes ' ' and runs the next line on its own, so the launch fails as "
+        "written); read as the continuation the indented lines after it mean"]

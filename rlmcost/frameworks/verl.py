@@ -31,7 +31,12 @@ from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.p2p_overlap import import_overlap
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
-from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
+from rlmcost.frameworks.verl_batches import (
+    dynamic_sampling,
+    forward_batching,
+    group_of_one,
+    padding,
+)
 from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
 from rlmcost.frameworks.verl_lora import verl_lora
@@ -107,8 +112,11 @@ ppo_trainer.yaml @b178a3cd: ``global_profiler``, the workers' ``profiler``, the 
 _ESTIMATORS = {
     "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
     "reinforce_plus_plus": "grpo", "reinforce_plus_plus_baseline": "grpo", "opo": "grpo",
-    "grpo_passk": "grpo", "gpg": "grpo",
+    "grpo_passk": "grpo", "gpg": "grpo", "grpo_vectorized": "grpo", "rloo_vectorized": "rloo",
+    "optimal_token_baseline": "grpo", "tir_optimal_token_baseline": "grpo",
 }  # fmt: skip
+"""verl's ``AdvantageEstimator`` (verl/trainer/ppo/core_algos.py @b178a3cd) -> the rlmcost
+method of the same invocations; the optimal token baseline: docs/algo/otb.md, dp_actor.py."""
 
 
 def import_verl(path: str | Path, overrides: list[str] | None = None,
@@ -153,7 +161,14 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
             f"{', '.join(_ESTIMATORS)}"
         )
     alg = _ESTIMATORS[est]
-    if est not in ("gae", "grpo", "rloo", "remax"):
+    if "optimal_token_baseline" in est:
+        q.note(f"adv_estimator {est}: no critic, a per-token group baseline; rlmcost counts it "
+               "as grpo (the same invocations); the log-prob forward's sum of squared "
+               "probabilities (actor.calculate_sum_pi_squared: one pass over the vocabulary "
+               "per response token) is not counted")  # fmt: skip
+        r.raw(f"{ACTOR}.calculate_sum_pi_squared", None)
+        r.raw(f"{ACTOR}.sum_pi_squared_checkpointing", None)
+    elif est.removesuffix("_vectorized") not in ("gae", "grpo", "rloo", "remax"):
         q.note(f"adv_estimator {est}: no critic, group baseline; rlmcost counts it as grpo "
                "(the same invocations)")  # fmt: skip
     reward_model = r.flag("reward_model.enable", False)
@@ -198,6 +213,8 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
                f"trains {gen} prompts (the dataloader's batch), not train_batch_size {batch}")
         batch, key = gen, "data.gen_batch_size"
     n = r.integer(f"{ROLLOUT}.n", 1)
+    if n == 1 and q.algorithm not in ("ppo", "vapo", "remax"):
+        group_of_one(r, q)
     mini = r.integer(f"{ACTOR}.ppo_mini_batch_size", 256)
     q.convert(f"{key}={batch}", "--batch", batch,
               "prompts per step (verl counts prompts)")  # fmt: skip
@@ -376,7 +393,8 @@ def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
     samples = flags["--batch"] * flags["--group"] // flags.get("--mini-batches", 1)
     if samples % dp or (samples // dp) % per_gpu:
         raise SpecError(
-            f"{r.where}: a mini-batch of {samples:,} sequences over {dp} data-parallel ranks "
-            f"does not split into micro-batches of {per_gpu} per GPU (verl's workers assert "
-            "it); change ppo_micro_batch_size_per_gpu or the GPU count"
+            f"{r.where}: a mini-batch of {samples:,} sequences (x rollout.n "
+            f"{flags['--group']}) over {dp} data-parallel ranks ({samples / dp:g} each) does "
+            f"not split into micro-batches of {per_gpu} per GPU (verl's workers assert it: "
+            "fsdp_workers.py); change ppo_micro_batch_size_per_gpu or the GPU count"
         )

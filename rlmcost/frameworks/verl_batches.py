@@ -110,3 +110,22 @@ def padding(r: Reader, q: ImportedQuery, strategy: str) -> None:
            "workers run each micro-batch on the padded (batch, prompt + response) tensors; "
            "--padded prices every sequence of the training and log-prob passes at the prompt "
            "+ the longest response")  # fmt: skip
+
+
+def group_of_one(r: Reader, q: ImportedQuery) -> None:
+    """A group method with ``rollout.n=1``: verl runs it, rlmcost does not price it; say why.
+
+    verl's group estimators take a group of one as mean 0, std 1 (verl/trainer/ppo/
+    core_algos.py ``compute_grpo_outcome_advantage`` @b178a3cd, and the other group
+    estimators the same), so each response's advantage is its own score: REINFORCE without a
+    baseline. rlmcost's group methods are defined by their baseline over K >= 2 responses
+    (rlmcost.algorithms.catalog ``grpo``: ``min_group=2``); the step's cost would be the same
+    invocations at K = 1, which no rlmcost method names, so the import stops with the nearest
+    query that is priced."""
+    est = r.text("algorithm.adv_estimator", "gae")
+    raise SpecError(
+        f"{r.where}: {ROLLOUT}.n=1 with adv_estimator {est}: verl runs it (core_algos.py, "
+        "e.g. compute_grpo_outcome_advantage: a group of one gets mean 0 and std 1, so each "
+        f"response's advantage is its own score), but rlmcost's {q.algorithm} is defined by "
+        "its baseline over 2 or more responses per prompt and prices no group of one; give "
+        f"{ROLLOUT}.n=2 after the script for the nearest priced step (twice the responses)")

@@ -153,6 +153,59 @@ def _names_it(q: str, spec: ModelSpec | HardwareSpec) -> bool:
     return q in _norm(spec.name) or _rank(q, spec) in (0, 1)
 
 
+REWARD_MODELS: dict[str, tuple[str, int | None, str]] = {
+    "Skywork/Skywork-Reward-Llama-3.1-8B": (
+        "llama-3.1-8b", 128257,
+        "Skywork/Skywork-Reward-Llama-3.1-8B config.json (huggingface.co, main): "
+        "LlamaForSequenceClassification with Llama-3.1-8B's decoder and a pad token added "
+        "(vocab_size 128257, pad_token_id 128256)"),
+    "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2": (
+        "llama-3.1-8b", None,
+        "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2 model card: Llama-3.1-8B-Instruct under a "
+        "sequence-classification head (LlamaForSequenceClassification)"),
+    "Skywork/Skywork-Reward-V2-Llama-3.1-8B": (
+        "llama-3.1-8b", None,
+        "Skywork/Skywork-Reward-V2-Llama-3.1-8B model card: base model "
+        "meta-llama/Llama-3.1-8B-Instruct"),
+    "Skywork/Skywork-Reward-V2-Llama-3.2-3B": (
+        "llama-3.2-3b", None,
+        "Skywork/Skywork-Reward-V2-Llama-3.2-3B model card: base model "
+        "meta-llama/Llama-3.2-3B-Instruct"),
+    "sfairXC/FsfairX-LLaMA3-RM-v0.1": (
+        "llama-3-8b-sft-mixture", None,
+        "sfairXC/FsfairX-LLaMA3-RM-v0.1 model card: base model meta-llama/Meta-Llama-3-8B-Instruct "
+        "(its 8192 positions), LlamaForSequenceClassification"),
+}
+"""Reward models on a built-in decoder (the frameworks' examples: verl examples/ppo_trainer/
+run_qwen2-7b_rm*.sh and grpo_trainer/run_mistral13b_skyworkrm_hhrlhf.sh @b178a3cd): Hugging
+Face id -> (the built-in whose decoder it is, its config.json's vocab_size where that differs
+from the built-in's, None where it was not read, the source). A reward model's output head is
+the role's d x 1 score head (Head.VALUE), never the built-in's LM head, so the decoder and the
+embedding table are what its id has to name. Resolved as a spec of its own, named as its id's
+name part in lower case, with that source; where the config.json was not read the spec notes
+that an added pad token (the first entry's case) would add one d-wide embedding row."""
+
+
+def _reward_index() -> dict[str, str]:
+    """Normalized reward-model id and its name part -> the id (:data:`REWARD_MODELS`)."""
+    return {_norm(k): hf for hf in REWARD_MODELS for k in (hf, hf.rsplit("/", 1)[-1])}
+
+
+def reward_model(hf_id: str) -> ModelSpec:
+    """The spec of :data:`REWARD_MODELS` entry ``hf_id``: its built-in decoder under its own
+    name, vocab and source."""
+    base_name, vocab, source = REWARD_MODELS[hf_id]
+    base = get_model(base_name)
+    notes = base.notes
+    if vocab is None:
+        notes = (*notes, f"{hf_id}: the decoder of {base.name} (its model card); its config.json "
+                 f"was not read: an added pad token would add {base.d_model:,} parameters (one "
+                 "embedding row)")  # fmt: skip
+    return base.model_copy(update={
+        "name": hf_id.rsplit("/", 1)[-1].lower(), "aliases": (), "hf_ids": (hf_id,),
+        "vocab": vocab or base.vocab, "source": source, "notes": notes})
+
+
 def is_path(query: str) -> bool:
     """A model argument is a config path when it ends with .json or names an existing file or
     checkpoint folder (built-in names and Hugging Face ids are tried before the latter)."""
@@ -181,6 +234,12 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
         from rlmcost.specs.hf_config import load_config
 
         return load_config(query)
+    if q not in index and q in (rewards := _reward_index()):
+        return reward_model(rewards[q])
+    if q not in index and ("://" in query or ("<" in query and ">" in query)):
+        raise SpecError(f"model {query!r} is a placeholder (instructions or a <...> to fill in), "
+                        "not a model: give its Hugging Face id, a built-in name or its "
+                        "config.json")  # fmt: skip
     if q not in index:
         if "/" in query and q:
             names = candidates(query.rsplit("/", 1)[-1], models())

@@ -1,0 +1,146 @@
+"""What the frameworks' own example launchers needed to import (benchmarks/import_corpus.py
+swept them): reward models on built-in decoders, a line that breaks its continuation, verl's
+token-baseline estimator, a group of one, placeholders for the model, verl's split placement."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmcost import blocks as bl
+from rlmcost.choices import Head
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.launch_scripts import import_verl_script
+from rlmcost.frameworks.model_path import model_of_path
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.verl import import_verl
+from rlmcost.specs import get_model
+from rlmcost.specs.hf_config import spec_from_config
+
+# Skywork/Skywork-Reward-Llama-3.1-8B config.json (huggingface.co, main), the keys that shape
+# the model: Llama-3.1-8B's decoder with one token added (vocab_size 128257, pad 128256).
+SKYWORK_8B = {
+    "model_type": "llama", "architectures": ["LlamaForSequenceClassification"],
+    "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "vocab_size": 128257, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False,
+    "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}  # fmt: skip
+
+# the launch line verl examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh @b178a3cd breaks: a
+# comment after the backslash (line 6), shortened to the keys that matter
+PFPPO = """set -x
+
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=gae \\
+    algorithm.pf_ppo.reweight_method=pow \\  # ["pow", "max_min", "max_random"]
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.model.path=deepseek-ai/deepseek-llm-7b-chat \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \\
+    actor_rollout_ref.rollout.n=5 \\
+    critic.ppo_micro_batch_size_per_gpu=32 \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1 $@
+"""
+
+
+def test_reward_model_is_its_configs_shape():
+    # independent: the published config.json, read by the config loader
+    loaded = spec_from_config(SKYWORK_8B, name="skywork-reward-llama-3.1-8b")
+    spec = get_model("Skywork/Skywork-Reward-Llama-3.1-8B")
+    assert spec.arch() == loaded.arch()
+    # a d x 1 score head over the decoder: llama-3.1-8b's count plus one embedding row
+    base = get_model("llama-3.1-8b").arch()
+    assert int(bl.params(spec.arch(), Head.VALUE)) == int(bl.params(base, Head.VALUE)) + 4096
+
+
+def test_reward_model_whose_config_was_not_read_says_so():
+    spec = get_model("Skywork-Reward-V2-Llama-3.2-3B")  # its name part, case aside
+    assert spec.arch().with_(name="x") == get_model("llama-3.2-3b").arch().with_(name="x")
+    assert any("was not read" in n and "3,072 parameters" in n for n in spec.notes)
+
+
+def test_reward_model_folder_resolves_with_a_note():
+    # verl examples/ppo_trainer/run_qwen2.5-3b_rm_legacy.sh @b178a3cd:
+    # reward_model.model.path=$HOME/models/Skywork-Reward-V2-Llama-3.2-3B
+    q = ImportedQuery("verl", "x")
+    path = "$HOME/models/Skywork-Reward-V2-Llama-3.2-3B"
+    assert model_of_path(q, "reward_model.model.path", path) == \
+        "Skywork/Skywork-Reward-V2-Llama-3.2-3B"  # fmt: skip
+    assert any("not on this machine" in n for n in q.notes)
+    assert model_of_path(q, "k", "$HOME/models/Skywork-Reward-V9") == \
+        "$HOME/models/Skywork-Reward-V9"  # fmt: skip
+
+
+def test_comment_after_a_backslash_reads_the_lines_it_means(tmp_path):
+    script = tmp_path / "run_pfppo.sh"
+    script.write_text(PFPPO)
+    q = import_verl_script(script, [], [], None, None)
+    # the lines after line 5 are read: the batch and group are the script's
+    assert dict(q.flags)["--batch"] == 1024 and dict(q.flags)["--group"] == 5
+    assert any("line 5" in n and "does not continue" in n for n in q.notes)
+
+
+def test_optimal_token_baseline_is_priced_as_grpo(tmp_path):
+    # verl examples/otb_trainer/run_qwen2_5-7b.sh @b178a3cd; docs/algo/otb.md: no critic, no
+    # extra backward, sum(pi^2) from the log-prob forward's logits
+    empty = tmp_path / "e.yaml"
+    empty.write_text("{}\n")
+    q = import_verl(empty, [
+        "algorithm.adv_estimator=optimal_token_baseline", "data.train_batch_size=128",
+        "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B",
+        "actor_rollout_ref.actor.ppo_mini_batch_size=128",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16",
+        "actor_rollout_ref.actor.calculate_sum_pi_squared=True", "actor_rollout_ref.rollout.n=8"])
+    assert q.algorithm == "rlvr"
+    assert any("sum of squared probabilities" in n for n in q.notes)
+    assert "actor_rollout_ref.actor.calculate_sum_pi_squared" not in q.ignored
+
+
+def test_group_of_one_says_why_it_is_not_priced(tmp_path):
+    # verl examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh @b178a3cd: rollout.n=1
+    empty = tmp_path / "e.yaml"
+    empty.write_text("{}\n")
+    with pytest.raises(SpecError, match=r"rollout.n=1 .*mean 0 and std 1.*rollout.n=2"):
+        import_verl(empty, ["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=1",
+                            "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct"])
+
+
+@pytest.mark.parametrize("lines, match", [
+    # verl examples/router_replay/run_qwen30_a3b_megatron_vllm.sh @b178a3cd
+    ('HF_MODEL_PATH=""\n', "'' is a placeholder for the model"),
+    # verl examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh @b178a3cd (no $)
+    ("model_path=Qwen/Qwen2-72B-Instruct\n", "line 1 .*without its \\$"),
+])  # fmt: skip
+def test_placeholder_model_is_named_as_one(tmp_path, lines, match):
+    value = "$HF_MODEL_PATH" if "HF_MODEL" in lines else "model_path"
+    script = tmp_path / "run.sh"
+    script.write_text(f"{lines}python3 -m verl.trainer.main_ppo "
+                      f"actor_rollout_ref.model.path={value} "
+                      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 "
+                      "critic.ppo_micro_batch_size_per_gpu=8 $@\n")
+    with pytest.raises(SpecError, match=match):
+        import_verl_script(script, [], [], None, None)
+    # given after the script, the model is read
+    q = import_verl_script(script, ["actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"], [], None,
+                           None)  # fmt: skip
+    assert dict(q.flags)["--model"] == "Qwen/Qwen2.5-7B"
+
+
+def test_split_placement_script_is_named(tmp_path):
+    # verl examples/split_placement/run_deepseek7b_llm.sh @b178a3cd runs main_ppo_split.py
+    script = tmp_path / "run_deepseek7b_llm.sh"
+    script.write_text("python3 main_ppo_split.py algorithm.adv_estimator=gae $@\n")
+    with pytest.raises(SpecError, match="split-placement example .*--groups"):
+        import_verl_script(script, [], [], None, None)
+
+
+def test_placeholder_model_name_is_an_error_naming_it():
+    # NeMo RL examples/configs/recipes/llm/grpo-dapomath17k-dsv3-megatron.yaml @7ea279ab:
+    # policy.model_name "Follow instructions in https://github.com/NVIDIA-NeMo/RL/..."
+    with pytest.raises(SpecError, match="is a placeholder"):
+        get_model("Follow instructions in https://github.com/NVIDIA-NeMo/RL/blob/main/docs/x.md")
+    with pytest.raises(SpecError, match="is a placeholder"):
+        get_model("<path_to_dsv3_config>")
