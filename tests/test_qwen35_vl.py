@@ -190,3 +190,30 @@ def test_bad_configs_are_one_line_errors(tmp_path, name, change, fragment):
     with pytest.raises(SpecError) as exc:
         load_config(p)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "name, total",
+    [("qwen3-vl-30b-a3b", 31_070_754_032), ("qwen3-vl-235b-a22b", 235_670_022_896)],
+)
+def test_builtins_equal_their_checkpoints_tensor_totals(name, total):
+    from rlmcost.specs import get_model
+
+    # independent: the sum of the shapes in the published checkpoints' safetensors headers
+    # (Qwen/Qwen3-VL-30B-A3B-Instruct: 13 files, 882 tensors; -235B-A22B-Instruct: 96 files)
+    assert int(bl.params(get_model(name).arch())) == total
+
+
+@pytest.mark.parametrize(
+    "hf_id, name",
+    [("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"), ("Qwen/Qwen2.5-VL-3B-Instruct",
+      "qwen2.5-vl-3b"), ("Qwen3-VL-8B-Instruct", "qwen3-vl-8b"),
+     ("Qwen/Qwen3.5-35B-A3B-Base", "qwen3.5-35b-a3b"), ("Qwen/Qwen3.5-9B-Base", "qwen3.5-9b"),
+     ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b")],
+)  # fmt: skip
+def test_framework_example_models_resolve(hf_id, name):
+    from rlmcost.specs import get_model
+
+    # verl examples/grpo_trainer/run_qwen2_5_vl-7b.sh, run_qwen3_vl-8b-megatron.sh; NeMo RL
+    # recipes grpo-qwen3.5-35ba3b-*, grpo-qwen3.5-9b-*, grpo-qwen3.5-397ba17b-*
+    assert get_model(hf_id).name == name

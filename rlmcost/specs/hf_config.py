@@ -73,7 +73,8 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 )
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
-                    "glm4": 128, "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256}  # fmt: skip
+                    "glm4": 128, "gpt_oss": 64, "qwen3_5_text": 256,
+                    "qwen3_5_moe_text": 256}  # fmt: skip
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
