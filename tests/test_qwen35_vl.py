@@ -204,6 +204,15 @@ def test_builtins_equal_their_checkpoints_tensor_totals(name, total):
     assert int(bl.params(get_model(name).arch())) == total
 
 
+def test_qwen3_5_27b_decoder_is_the_miles_rows():
+    from rlmcost.specs import get_model
+
+    # the language model alone: transformers Qwen3_5ForCausalLM of the miles row's Qwen3.5-27B
+    # config, 26,895,998,464 parameters (tests/test_linear_mixer.py); the tower adds the rest
+    spec = get_model("qwen3.5-27b")
+    assert int(bl.params(spec.arch())) - spec.encoder_params == 26_895_998_464
+
+
 @pytest.mark.parametrize(
     "hf_id, name",
     [("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"), ("Qwen/Qwen2.5-VL-3B-Instruct",
