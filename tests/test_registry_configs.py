@@ -103,6 +103,47 @@ def kimi_k2(ctx):
                 num_nextn_predict_layers=0, tie_word_embeddings=False)  # fmt: skip
 
 
+def qwen25_vl(L, d, ff, h, kv, V, tie):
+    # Qwen/Qwen2.5-VL-3B-Instruct and -7B-Instruct config.json: a Qwen2 decoder top-level and
+    # the 32-block windowed tower (tests/test_model_types.py VL_CONFIGS, the same keys)
+    return dict(_cfg("qwen2_5_vl", L, d, ff, h, kv, V, 128000, tie_word_embeddings=tie,
+                     sliding_window=32768, use_sliding_window=False, max_window_layers=28),
+                vision_config=dict(depth=32, hidden_size=1280, intermediate_size=3420,
+                                   num_heads=16, in_chans=3, out_hidden_size=d, patch_size=14,
+                                   spatial_merge_size=2, temporal_patch_size=2, window_size=112,
+                                   fullatt_block_indexes=[7, 15, 23, 31]))  # fmt: skip
+
+
+#: the Qwen3-VL / Qwen3.5 vision_config of every size but out_hidden_size (27 blocks of 1152)
+QWEN3_VISION = dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=16,
+                    in_channels=3, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                    num_position_embeddings=2304)  # fmt: skip
+
+
+def qwen3_vl(L, d, ff, h, kv, **moe):
+    # Qwen/Qwen3-VL-*-Instruct config.json: the decoder under text_config (rope_theta 5e6,
+    # 262144 positions), untied at the top level, deepstack mergers after blocks 8, 16, 24
+    mt = "qwen3_vl_moe" if moe else "qwen3_vl"
+    text = _cfg(f"{mt}_text", L, d, ff, h, kv, 151936, 262144, head_dim=128, **moe)
+    return dict(model_type=mt, tie_word_embeddings=False, text_config=text,
+                vision_config=dict(QWEN3_VISION, out_hidden_size=d,
+                                   deepstack_visual_indexes=[8, 16, 24]))  # fmt: skip
+
+
+def qwen35(L, d, ff, h, kv, v_heads, **moe):
+    # Qwen/Qwen3.5-* config.json: the hybrid decoder under text_config (3 Gated DeltaNet + 1
+    # gated attention layer, 16 q/k heads of 128 in the DeltaNet, head_dim 256, one MTP layer,
+    # 262144 positions), untied, the tower without deepstack mergers
+    mt = "qwen3_5_moe" if moe else "qwen3_5"
+    text = _cfg(f"{mt}_text", L, d, ff, h, kv, 248320, 262144, head_dim=256,
+                linear_num_key_heads=16, linear_num_value_heads=v_heads,
+                linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel_dim=4,
+                full_attention_interval=4, mtp_num_hidden_layers=1, tie_word_embeddings=False,
+                **moe)  # fmt: skip
+    return dict(model_type=mt, tie_word_embeddings=False, text_config=text,
+                vision_config=dict(QWEN3_VISION, out_hidden_size=d, deepstack_visual_indexes=[]))
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -240,6 +281,27 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     # moonshotai/Kimi-K2-Thinking: the same sizes, YaRN factor 64 over 4096 positions
     # (slime scripts/models/kimi-k2-thinking.sh @624b824a: --rotary-scaling-factor 64.0)
     "kimi-k2-thinking": kimi_k2(262144),
+    "qwen2.5-vl-3b": qwen25_vl(36, 2048, 11008, 16, 2, 151936, True),
+    "qwen2.5-vl-7b": qwen25_vl(28, 3584, 18944, 28, 4, 152064, False),
+    # verl tests/utils/test_flops_counter.py @b178a3cd (Qwen/Qwen3-VL-8B text_config)
+    "qwen3-vl-8b": qwen3_vl(36, 4096, 12288, 32, 8),
+    # Qwen/Qwen3-VL-30B-A3B-Instruct and -235B-A22B-Instruct config.json (decoder_sparse_step 1,
+    # mlp_only_layers []); Pai-Megatron-Patch and verl run_qwen3_vl-30b-megatron.sh use them
+    "qwen3-vl-30b-a3b": qwen3_vl(48, 2048, 6144, 32, 4, num_experts=128, num_experts_per_tok=8,
+                                 moe_intermediate_size=768, decoder_sparse_step=1,
+                                 mlp_only_layers=[]),
+    "qwen3-vl-235b-a22b": qwen3_vl(94, 4096, 12288, 64, 4, num_experts=128,
+                                   num_experts_per_tok=8, moe_intermediate_size=1536,
+                                   decoder_sparse_step=1, mlp_only_layers=[]),
+    # slime scripts/models/qwen3.5-{9B,27B,35B-A3B}.sh @624b824a (layers, widths, heads, experts);
+    # DeltaNet value heads: Megatron-Bridge qwen35_vl_provider.py @067f987d (27B: 48, 397B: 64)
+    "qwen3.5-9b": qwen35(32, 4096, 12288, 16, 4, 32),
+    "qwen3.5-27b": qwen35(64, 5120, 17408, 24, 4, 48),
+    "qwen3.5-35b-a3b": qwen35(40, 2048, 512, 16, 2, 32, num_experts=256, num_experts_per_tok=8,
+                              moe_intermediate_size=512, shared_expert_intermediate_size=512),
+    "qwen3.5-397b-a17b": qwen35(60, 4096, 1024, 32, 2, 64, num_experts=512,
+                                num_experts_per_tok=10, moe_intermediate_size=1024,
+                                shared_expert_intermediate_size=1024),
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -290,10 +352,14 @@ def _transformers_params(cfg: dict[str, Any]) -> int:
     model_type = READ_AS.get(cfg["model_type"], cfg["model_type"])
     config = transformers.AutoConfig.for_model(model_type, **kwargs)
     extra = {}
-    if any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts")):
+    if any(c.get(k) for c in (cfg, cfg.get("text_config") or {})
+           for k in ("num_local_experts", "num_experts", "n_routed_experts")):  # fmt: skip
         extra["experts_implementation"] = "batched_mm"
+    # a vision-language checkpoint: its ...ForConditionalGeneration, the tower included
+    auto = transformers.AutoModelForImageTextToText if "vision_config" in cfg else \
+        transformers.AutoModelForCausalLM  # fmt: skip
     with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config, **extra)
+        model = auto.from_config(config, **extra)
     return sum(p.numel() for p in model.parameters())
 
 
@@ -334,7 +400,7 @@ def test_variants_resolve_to_a_spec_of_their_own_shape(hf_id):
 def test_every_supported_model_type_is_exercised():
     # the vision-language and hybrid types are exercised in tests/test_model_types.py
     types = {c["model_type"] for c in PUBLIC_CONFIGS.values()}
-    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl"}
+    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl", "qwen3_5_text", "qwen3_5_moe_text"}
     assert set(SUPPORTED) <= types
 
 

@@ -61,7 +61,8 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
         ],
         caption="params = sum of p.numel() (tied weights once). `--model` also takes the "
         "Hugging Face ids in `rlmcost models --json` (hf_ids), or a config.json path of type "
-        "llama, mistral, qwen2(_moe), qwen3(_moe), qwen3_next, qwen2(_5)_vl, mixtral, "
+        "llama, mistral, qwen2(_moe), qwen3(_moe), qwen3_next, qwen2(_5)_vl, qwen3_vl(_moe), "
+        "qwen3_5(_moe)(_text), mixtral, "
         "glm4(_moe), gemma2, gemma3, phi3, gpt2, gpt_oss, mimo, kimi_k2 or deepseek_v2/v3. "
         "heads/MLA: multi-head latent attention (latent KV cache). "
         "Notes on approximations: `--json` (notes).",

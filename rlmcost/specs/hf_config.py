@@ -11,7 +11,10 @@ build, a vision tower left out, the models that still treat a window as full att
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
 (:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder plus a vision tower
 counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes Gated DeltaNet
-and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
+and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`); qwen3_vl(_moe) is a Qwen3
+(-MoE) decoder plus the Qwen3-VL tower, qwen3_5(_moe) Qwen3-Next's hybrid (dense or MoE FFN)
+plus the Qwen3.5 tower, qwen3_5(_moe)_text its language model alone
+(:mod:`rlmcost.specs.hf_qwen3`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`rlmcost.specs.hf_plausible.LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5,
@@ -30,6 +33,7 @@ from rlmcost.specs.hf_dropout import dropout_fields
 from rlmcost.specs.hf_families import READ_AS, family_fields
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
+from rlmcost.specs.hf_qwen3 import HYBRID, QWEN3_TYPES, qwen3_family
 from rlmcost.specs.hf_vision import (
     vision_flops_per_patch,
     vision_note,
@@ -44,6 +48,7 @@ SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
+    "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
@@ -68,7 +73,8 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 )
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
-                    "glm4": 128, "gpt_oss": 64}
+                    "glm4": 128, "gpt_oss": 64, "qwen3_5_text": 256,
+                    "qwen3_5_moe_text": 256}  # fmt: skip
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -133,7 +139,7 @@ def _moe(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: str) -> Non
             top_k=_need(cfg, "num_experts_per_tok", path),
             d_expert=fields["d_ff"],
         )
-    elif mt in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
+    elif mt in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
         if cfg.get("mlp_only_layers") or (cfg.get("decoder_sparse_step") or 1) != 1:
             raise SpecError(
                 f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
@@ -248,12 +254,14 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     vl = mt if mt in ("qwen2_vl", "qwen2_5_vl") else None
-    encoder_params = 0
+    shape: dict[str, int] | None = None
+    if mt in QWEN3_TYPES:  # Qwen3-VL, Qwen3.5 (specs.hf_qwen3)
+        cfg, mt, shape, more = qwen3_family(cfg, mt, path)
+        notes += more
     if vl is not None:
         # a Qwen2 decoder (its keys top-level in the published configs, in text_config as
         # transformers 5 writes them) plus a vision tower (rlmcost.specs.hf_vision)
         shape = vision_shape(cfg, vl, path)
-        encoder_params = vision_params(shape)
         text = cfg.get("text_config")
         if text is not None and not isinstance(text, dict):
             raise SpecError(f"{path}: text_config of a {vl} config must be an object")
@@ -274,7 +282,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         fields.update(qkv_bias=True, out_bias=False)
     if mt in ("qwen3", "qwen3_moe"):
         fields.update(qk_norm=True)
-    if mt == "qwen3_next":
+    if mt in HYBRID:
         fields.update(linear_attention_fields(cfg, int(fields["n_layers"]), path), qk_norm=True)
         notes.append(LINEAR_NOTE)
     if mt in ("gemma2", "gemma3_text"):
@@ -290,7 +298,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     notes += window_note(window, int(fields["n_layers"]))
     if mt == "phi3":  # fused qkv_proj and gate_up_proj, no biases
         fields.update(qkv_bias=False, out_bias=False, mlp_bias=False)
-    if mt == "qwen3_next" and cfg.get("mtp_num_hidden_layers"):
+    if mt in HYBRID and cfg.get("mtp_num_hidden_layers"):
         notes.append(
             "the multi-token-prediction layer (mtp_num_hidden_layers) is left out, as in "
             "transformers"
@@ -305,14 +313,14 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             "the multi-token-prediction layer (num_nextn_predict_layers) is left out, as in "
             "transformers"
         )
-    if vl is not None:
+    if shape is not None:
         if int(fields["d_model"]) != shape["d_out"]:
             raise SpecError(
                 f"{path}: vision_config output width {shape['d_out']} differs from the "
                 f"language model's hidden_size {fields['d_model']}; mend one of them"
             )
         fields.update(
-            encoder_params=encoder_params,
+            encoder_params=vision_params(shape),
             encoder_flops_per_patch=vision_flops_per_patch(shape),
             encoder_patches_per_token=shape["m"] ** 2,
             encoder_width=shape["d_v"],
@@ -323,8 +331,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             encoder_full_attention_layers=shape["full"],
             encoder_window_patches=shape["window"],
         )
-        mt = vl
-    mt = declared if declared in READ_AS else mt
+    mt = declared if declared in READ_AS or declared in QWEN3_TYPES else vl or mt
     mtp = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 0
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes,
                   mtp_layers=mtp)  # fmt: skip

@@ -1,4 +1,4 @@
-"""The vision tower of Qwen2-VL and Qwen2.5-VL (``qwen2_vl``, ``qwen2_5_vl``): vision_config.
+"""The vision towers of Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5: the config's vision_config.
 
 The language model of these checkpoints is a Qwen2 decoder read like ``qwen2``; the vision
 tower's parameters go into the spec's ``encoder_params`` (exact; tests/test_model_types.py
@@ -20,6 +20,19 @@ meta device). Layer structure after transformers ``models/qwen2_vl/modeling_qwen
 The vision width is ``embed_dim`` in Qwen2-VL (its ``hidden_size`` is d_out) and ``hidden_size``
 in Qwen2.5-VL (``out_hidden_size`` is d_out). Defaults are those of transformers'
 ``Qwen2VLVisionConfig`` / ``Qwen2_5_VLVisionConfig``.
+
+The Qwen3-VL tower (``qwen3_vl``, ``qwen3_vl_moe``; transformers 5.24
+``models/qwen3_vl/modeling_qwen3_vl.py``: ``Qwen3VLVisionPatchEmbed``, ``Qwen3VLVisionBlock``,
+``Qwen3VLVisionPatchMerger``, ``Qwen3VLVisionModel``) is Qwen2-VL's block (two LayerNorms with
+biases, fused qkv and proj with biases, ``linear_fc1``/``linear_fc2`` of width
+``intermediate_size`` with biases) and merger, plus: a bias on the Conv3d patch embedding
+(d_v), a learned position table of ``num_position_embeddings`` x d_v (bilinearly resampled per
+image: no matmul), and one more merger per ``deepstack_visual_indexes`` entry (its LayerNorm
+over m^2 d_v, after the spatial merge) fed by that block's output and added into the first
+decoder layers. Every block attends over the whole image (or video frame). Qwen3.5
+(``qwen3_5``, ``qwen3_5_moe``; ``Qwen3_5VisionModel`` deletes the deepstack mergers) is the
+same tower without them. Defaults: ``Qwen3VLVisionConfig`` (depth 27, width 1152, MLP 4304,
+16 heads, patch 16, 2304 positions, deepstack [8, 16, 24]; ``Qwen3_5VisionConfig``: none).
 """
 
 from __future__ import annotations
@@ -36,15 +49,22 @@ VISION_DEFAULTS: dict[str, dict[str, Any]] = {
                        in_channels=3, patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
                        out_hidden_size=3584, window_size=112,
                        fullatt_block_indexes=[7, 15, 23, 31]),
+    "qwen3_vl": dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=16,
+                     in_channels=3, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                     out_hidden_size=3584, num_position_embeddings=2304,
+                     deepstack_visual_indexes=[8, 16, 24]),
 }  # fmt: skip
+VISION_DEFAULTS["qwen3_5"] = {**VISION_DEFAULTS["qwen3_vl"], "deepstack_visual_indexes": []}
 _KEYS = ("depth", "embed_dim", "hidden_size", "intermediate_size", "num_heads", "in_channels",
          "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size",
-         "window_size")  # fmt: skip
+         "window_size", "num_position_embeddings")  # fmt: skip
 
 
 def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
-    """``{d_v, d_out, depth, width, heads, c, t, p, m, gated}`` of the tower; one-line SpecError
-    naming the field when one is missing, not a positive integer, or inconsistent."""
+    """``{d_v, d_out, depth, width, heads, c, t, p, m, gated, full, window}`` of the tower (with
+    ``conv_bias``, ``pos`` and ``deepstack`` for the Qwen3-VL / Qwen3.5 tower, ``mt``
+    ``qwen3_vl`` or ``qwen3_5``); one-line SpecError naming the field when one is missing,
+    not a positive integer, or inconsistent."""
     vc = cfg.get("vision_config")
     if not isinstance(vc, dict):
         raise SpecError(f"{path}: a {mt} config needs a vision_config object")
@@ -60,7 +80,14 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
                 f"{path}: vision_config.{key}={v!r} is implausible (expected an integer in "
                 f"1..{2**20})"
             )
-    if mt == "qwen2_vl":
+    extra: dict[str, int] = {}
+    if mt in ("qwen3_vl", "qwen3_5"):
+        d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], False
+        width, full, window = vc["intermediate_size"], vc["depth"], 0
+        # Qwen3_5VisionModel deletes the deepstack mergers whatever the config lists
+        deepstack = _deepstack(vc, path) if mt == "qwen3_vl" else 0
+        extra = dict(conv_bias=1, pos=vc["num_position_embeddings"], deepstack=deepstack)
+    elif mt == "qwen2_vl":
         d_v, d_out, gated = vc["embed_dim"], vc["hidden_size"], False
         width = vc["mlp_ratio"] * d_v
         full, window = vc["depth"], 0  # every block attends over the whole image
@@ -75,7 +102,19 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
     return dict(d_v=d_v, d_out=d_out, depth=vc["depth"], width=width, heads=vc["num_heads"],
                 c=vc["in_channels"], t=vc["temporal_patch_size"], p=vc["patch_size"],
                 m=vc["spatial_merge_size"], gated=int(gated), full=full,
-                window=window)  # fmt: skip
+                window=window, **extra)  # fmt: skip
+
+
+def _deepstack(vc: dict[str, Any], path: str) -> int:
+    """Deepstack mergers of a Qwen3-VL tower: one per ``deepstack_visual_indexes`` entry
+    (``Qwen3VLVisionModel.deepstack_merger_list``), each a block index below ``depth``."""
+    idx = vc.get("deepstack_visual_indexes") or []
+    if not isinstance(idx, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vc["depth"] for i in idx
+    ):
+        raise SpecError(f"{path}: vision_config.deepstack_visual_indexes={idx!r} must list block "
+                        f"indexes below depth={vc['depth']}")  # fmt: skip
+    return len(idx)
 
 
 def _windows(vc: dict[str, Any], path: str) -> tuple[int, int]:
@@ -101,18 +140,22 @@ def vision_params(s: dict[str, int]) -> int:
     norm = d if s["gated"] else 2 * d  # RMSNorm (Qwen2.5-VL) or LayerNorm with bias (Qwen2-VL)
     attn = 3 * d * d + 3 * d + d * d + d
     mlp = 3 * d * w + 2 * w + d if s["gated"] else 2 * d * w + w + d
-    merger = norm + m2 * d * m2 * d + m2 * d + m2 * d * s["d_out"] + s["d_out"]
-    return s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (2 * norm + attn + mlp) + merger
+    layers = m2 * d * m2 * d + m2 * d + m2 * d * s["d_out"] + s["d_out"]
+    # the deepstack mergers' LayerNorms span the merged width m^2 d_v (Qwen3-VL)
+    mergers = norm + layers + s.get("deepstack", 0) * (2 * m2 * d + layers)
+    embed = s["c"] * s["t"] * s["p"] ** 2 * d + (s.get("conv_bias", 0) + s.get("pos", 0)) * d
+    return embed + s["depth"] * (2 * norm + attn + mlp) + mergers
 
 
 def vision_flops_per_patch(s: dict[str, int]) -> int:
     """Forward matmul FLOPs per patch (one image token is m^2 patches), 2 FLOPs per
     multiply-add, without attention scores (they grow with the patches a window or image
     holds): patch embedding, per block qkv, output projection and MLP, and the merger's two
-    layers shared by m^2 patches. Convention of tests/FLOP_CONVENTIONS.md (matmuls only)."""
+    layers shared by m^2 patches (once more per Qwen3-VL deepstack merger). Convention of
+    tests/FLOP_CONVENTIONS.md (matmuls only)."""
     d, w, m2 = s["d_v"], s["width"], s["m"] ** 2
     mlp = (3 if s["gated"] else 2) * d * w
-    merger = (m2 * d * m2 * d + m2 * d * s["d_out"]) // m2
+    merger = (1 + s.get("deepstack", 0)) * (m2 * d * m2 * d + m2 * d * s["d_out"]) // m2
     return 2 * (s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (4 * d * d + mlp) + merger)
 
 
