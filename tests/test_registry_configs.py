@@ -180,6 +180,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "qwen3-0.6b": qwen3(28, 1024, 3072, 16, True),
     "qwen3-1.7b": qwen3(28, 2048, 6144, 16, True),
     "qwen3-4b": qwen3(36, 2560, 9728, 32, True),
+    # the 2507 releases: the same shapes, 262144 positions (their model cards)
+    "qwen3-4b-2507": {**qwen3(36, 2560, 9728, 32, True), "max_position_embeddings": 262144},
     "qwen3-8b": qwen3(36, 4096, 12288, 32, False),
     "qwen3-14b": qwen3(40, 5120, 17408, 40, False),
     "qwen3-32b": qwen3(64, 5120, 25600, 64, False),
@@ -189,6 +191,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
                               tie_word_embeddings=False),
     "qwen3-30b-a3b": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 40960),
     "qwen3-235b-a22b": qwen3_moe(94, 4096, 12288, 64, 4, 128, 8, 1536, 40960),
+    "qwen3-30b-a3b-2507": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 262144),
+    "qwen3-235b-a22b-2507": qwen3_moe(94, 4096, 12288, 64, 4, 128, 8, 1536, 262144),
     "qwen3-coder-480b-a35b": qwen3_moe(62, 6144, 8192, 96, 8, 160, 8, 2560, 262144),
     "glm-4.5": glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
     "glm-4.5-air": glm4_moe(46, 4096, 10944, 1408, 128, 1, False),
@@ -517,6 +521,22 @@ def test_context_sets_same_layer_models_apart():
     )
     assert (get_model("qwen2.5-math-7b").max_context, get_model("qwen2.5-7b").max_context) == (
         4096, 131072)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "hf_id, name",
+    [("Qwen/Qwen3-4B-Thinking-2507", "qwen3-4b-2507"),
+     ("Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3-30b-a3b-2507"),
+     ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-30b-a3b-2507"),
+     ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-2507")],
+)  # fmt: skip
+def test_qwen3_2507_releases_have_their_own_context(hf_id, name):
+    # the 2507 releases keep the first Qwen3 shapes but 262,144 native positions (their model
+    # cards: "Context Length: 262,144 natively"; the first releases' config.json 40960), so NeMo
+    # RL's swe1 recipe (65,536-token prompts on Qwen3-30B-A3B-Thinking-2507) is not refused
+    spec, first = get_model(hf_id), get_model(name.removesuffix("-2507"))
+    assert spec.name == name and spec.max_context == 262144 and first.max_context == 40960
+    assert spec.arch() == first.arch().with_(name=name)
 
 
 def test_kimi_k2_reads_as_deepseek_v3():
