@@ -99,7 +99,8 @@ def test_partial_hardware_names_are_errors_with_candidates(query, offered):
      ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "llama-3.1-8b"),
      ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "llama-3.1-70b"),
      ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-70b"), ("llama-3.3-70b", "llama-3.1-70b"),
-     ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-2507"), ("zai-org/GLM-4.5-Air", "glm-4.5-air"),
+     ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-2507"),
+     ("zai-org/GLM-4.5-Air", "glm-4.5-air"),
      ("google/gemma-3-27b-it", "gemma-3-27b"), ("microsoft/phi-4", "phi-4")],
 )  # fmt: skip
 def test_model_names_aliases_and_hf_ids(query, name):
