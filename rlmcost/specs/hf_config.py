@@ -2,7 +2,8 @@
 
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
-its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4 and gpt_oss; kimi_k2
+its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
+minimax_m2 and glm4_moe_lite (:mod:`rlmcost.specs.hf_families`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
@@ -27,7 +28,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
-from rlmcost.specs.hf_families import READ_AS, family_fields
+from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_config
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_vision import (
@@ -44,12 +45,11 @@ SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
+    "seed_oss", "minimax_m2", "glm4_moe_lite",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
     "in rlmcost (only attention and Gated DeltaNet mixers)",
-    "minimax_m2": "its q/k RMSNorms span every head's width (transformers MiniMaxM2Attention: "
-    "q_norm over heads x head_dim), which ModelSpec's per-head qk_norm cannot say",
 }
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
@@ -68,7 +68,8 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 )
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
-                    "glm4": 128, "gpt_oss": 64}
+                    "glm4": 128, "gpt_oss": 64, "seed_oss": 128,
+                    "minimax_m2": 128}
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -261,7 +262,10 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         notes.append(vision_note(shape))
         mt = "qwen2"
     check_plausible(cfg, path)
-    if mt in ("deepseek_v2", "deepseek_v3"):
+    if mt == "glm4_moe_lite":  # DeepSeek-V3's attention and MoE (specs.hf_families)
+        cfg, lite_notes = glm4_moe_lite_config(cfg, path)
+        notes += lite_notes
+    if mt in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
         fields = _deepseek_fields(cfg, path)
     elif mt == "gpt2":
         fields = _gpt2(cfg, path)
