@@ -155,3 +155,74 @@ def test_bad_configs_are_one_line_errors(tmp_path, mt, change, fragment):
     with pytest.raises(SpecError) as exc:
         load_config(p)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------------------
+# GLM-4.1V (glm4v): a GLM-4 decoder plus its own vision tower (rlmcost.specs.hf_vision)
+# --------------------------------------------------------------------------------------
+
+GLM4V_VISION = dict(depth=2, hidden_size=64, intermediate_size=80, num_heads=4,
+                    out_hidden_size=96, image_size=56, patch_size=14)  # fmt: skip
+GLM4V_TEXT = dict(hidden_size=96, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, intermediate_size=64, vocab_size=1000)  # fmt: skip
+
+
+def _glm4v(vision: dict[str, Any], text: dict[str, Any], device: str = "meta") -> Any:
+    config = transformers.Glm4vConfig(vision_config=vision, text_config=text)
+    with torch.device(device):
+        return transformers.AutoModelForImageTextToText.from_config(
+            config, attn_implementation="eager"
+        )
+
+
+@pytest.mark.parametrize(
+    "vision, text",
+    [({}, {}), ({"attention_bias": True, "spatial_merge_size": 1}, {"head_dim": 16}),
+     ({"image_size": 112, "temporal_patch_size": 1}, {"num_key_value_heads": 4})],
+)  # fmt: skip
+def test_glm4v_parameters_equal_transformers(vision, text):
+    model = _glm4v({**GLM4V_VISION, **vision}, {**GLM4V_TEXT, **text})
+    spec = spec_from_config(json.loads(model.config.to_json_string()), name="x")
+    # independent: sum(p.numel()) of Glm4vForConditionalGeneration (meta); the text attention
+    # takes head_dim = hidden // heads whatever the config says, and q/k/v biases always
+    assert int(bl.params(spec.arch())) == sum(p.numel() for p in model.parameters())
+    assert spec.encoder_params == sum(p.numel() for p in model.model.visual.parameters())
+    assert cb.params(spec) == sum(p.numel() for p in model.parameters())
+
+
+def test_glm4v_vision_flops_equal_flop_counter():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from rlmcost.specs.hf_vision import vision_flops_per_patch, vision_shape
+
+    model = _glm4v(GLM4V_VISION, GLM4V_TEXT, device="cpu")
+    grid = torch.tensor([[1, 4, 6]])  # one frame of 4 x 6 patches: 6 image tokens
+    n = 24
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model.model.visual(torch.randn(n, 3 * 2 * 14 * 14), grid_thw=grid)
+    s = vision_shape({"vision_config": GLM4V_VISION}, "glm4v", "config")
+    # source: FlopCounterMode (the Conv3d and Conv2d, the blocks' and merger's matmuls, QK^T
+    # and AV over the image's n patches per block; the position table's grid_sample is not
+    # a matmul)
+    assert counter.get_total_flops() == n * vision_flops_per_patch(s) + 2 * 4 * n * n * 64
+    spec = spec_from_config(json.loads(model.config.to_json_string()), name="x")
+    assert spec.encoder_forward_flops(6) == counter.get_total_flops()
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"vision_config": {**GLM4V_VISION, "out_hidden_size": 64}}, "output width 64 differs"),
+        ({"vision_config": {**GLM4V_VISION, "image_size": [56, 56]}}, "image_size=[56, 56]"),
+        ({"vision_config": None}, "a glm4v config needs a vision_config object"),
+        ({"text_config": {**GLM4V_TEXT, "num_hidden_layers": 0}}, "num_hidden_layers=0"),
+    ],
+)  # fmt: skip
+def test_bad_glm4v_configs_are_one_line_errors(tmp_path, change, fragment):
+    cfg = {"model_type": "glm4v", "vision_config": GLM4V_VISION, "text_config": GLM4V_TEXT,
+           **change}  # fmt: skip
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    with pytest.raises(SpecError) as exc:
+        load_config(p)
+    assert fragment in str(exc.value) and "\n" not in str(exc.value)

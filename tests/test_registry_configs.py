@@ -134,6 +134,21 @@ def glm4_moe_lite():
                 num_nextn_predict_layers=1, tie_word_embeddings=False)  # fmt: skip
 
 
+#: zai-org/GLM-4.1V-9B-Thinking config.json: a GLM-4-9B-0414 decoder (text_config) and a 24-block
+#: vision tower (vision_config); keys it leaves out are Glm4vVisionConfig's defaults
+GLM41V_9B = dict(
+    model_type="glm4v", tie_word_embeddings=False,
+    text_config=dict(model_type="glm4v_text", hidden_size=4096, num_hidden_layers=40,
+                     num_attention_heads=32, num_key_value_heads=2, intermediate_size=13696,
+                     vocab_size=151552, max_position_embeddings=65536, attention_bias=True,
+                     partial_rotary_factor=0.5, rms_norm_eps=1e-5),
+    vision_config=dict(model_type="glm4v", depth=24, hidden_size=1536, num_heads=12,
+                       intermediate_size=13696, out_hidden_size=4096, patch_size=14,
+                       spatial_merge_size=2, temporal_patch_size=2, hidden_act="silu",
+                       rms_norm_eps=1e-5),
+)  # fmt: skip
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -185,6 +200,7 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "glm-4.6": {**glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
                 "max_position_embeddings": 202752},
     "glm-4.7-flash": glm4_moe_lite(),
+    "glm-4.1v-9b": GLM41V_9B,
     "minimax-m2": minimax_m2(),
     "seed-oss-36b": seed_oss(),
     # hybrid: 36 Gated DeltaNet and 12 gated full-attention layers (tests/test_model_types.py)
@@ -326,8 +342,11 @@ def _transformers_params(cfg: dict[str, Any]) -> int:
     extra = {}
     if any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts")):
         extra["experts_implementation"] = "batched_mm"
+    # a vision-language checkpoint (glm4v) is built whole: its tower is in encoder_params
+    auto = transformers.AutoModelForImageTextToText if "vision_config" in cfg else \
+        transformers.AutoModelForCausalLM  # fmt: skip
     with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config, **extra)
+        model = auto.from_config(config, **extra)
     return sum(p.numel() for p in model.parameters())
 
 
@@ -471,7 +490,8 @@ def test_builtin_context_is_the_configs(name):
      ("XiaomiMiMo/MiMo-7B-RL", "mimo-7b"),
      ("THUDM/GLM-Z1-9B-0414", "glm-4-9b-0414"),
      ("ByteDance-Seed/Seed-OSS-36B-Base", "seed-oss-36b"),
-     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2"), ("zai-org/GLM-4.7-Flash", "glm-4.7-flash")],
+     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2"), ("zai-org/GLM-4.7-Flash", "glm-4.7-flash"),
+     ("zai-org/GLM-4.1V-9B-Thinking", "glm-4.1v-9b")],
 )  # fmt: skip
 def test_framework_example_models_resolve(hf_id, name):
     # the models of verl, NeMo RL, slime, miles, OpenRLHF and TRL examples (e.g. verl

@@ -10,9 +10,9 @@ test_registry_configs.py). Sliding-window attention is read as transformers read
 (:mod:`rlmcost.specs.hf_window`). What the costs approximate (layers transformers does not
 build, a vision tower left out, the models that still treat a window as full attention) goes
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
-(:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder plus a vision tower
-counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes Gated DeltaNet
-and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
+(:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder, glm4v (GLM-4.1V) a
+GLM-4 one, plus a vision tower counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`);
+qwen3_next mixes Gated DeltaNet and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`rlmcost.specs.hf_plausible.LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5,
@@ -45,7 +45,7 @@ SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
-    "seed_oss", "minimax_m2", "glm4_moe_lite",
+    "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
@@ -248,11 +248,11 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         mt = "gemma3_text"
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
-    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl") else None
+    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl", "glm4v") else None
     encoder_params = 0
     if vl is not None:
-        # a Qwen2 decoder (its keys top-level in the published configs, in text_config as
-        # transformers 5 writes them) plus a vision tower (rlmcost.specs.hf_vision)
+        # a Qwen2 (GLM-4: glm4v) decoder (its keys top-level in the published Qwen configs,
+        # in text_config as transformers 5 writes them) plus a vision tower (specs.hf_vision)
         shape = vision_shape(cfg, vl, path)
         encoder_params = vision_params(shape)
         text = cfg.get("text_config")
@@ -260,8 +260,11 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             raise SpecError(f"{path}: text_config of a {vl} config must be an object")
         cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
         notes.append(vision_note(shape))
-        mt = "qwen2"
+        mt = "glm4" if vl == "glm4v" else "qwen2"
     check_plausible(cfg, path)
+    if vl == "glm4v":  # Glm4vTextAttention: q/k/v biases always, head_dim = hidden // heads
+        d, h = _need(cfg, "hidden_size", path), _need(cfg, "num_attention_heads", path)
+        cfg = {**cfg, "attention_bias": True, "head_dim": d // h}
     if mt == "glm4_moe_lite":  # DeepSeek-V3's attention and MoE (specs.hf_families)
         cfg, lite_notes = glm4_moe_lite_config(cfg, path)
         notes += lite_notes
