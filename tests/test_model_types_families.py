@@ -89,6 +89,40 @@ def test_minimax_m2_qk_norms_span_all_heads():
     assert int(bl.params(spec.arch()) - bl.params(per_head)) == 3 * (8 * 48 + 2 * 48 - 2 * 48)
 
 
+def test_minimax_m2_norms_keep_one_rms_per_token():
+    from rlmcost.choices import Dtype
+
+    attn = tm.build_from_config(
+        transformers.AutoConfig.for_model(**SMALL["minimax_m2"]), device="cpu"
+    ).model.layers[0].self_attn
+    x = torch.randn(5, 8 * 48, requires_grad=True)
+    shapes: list[tuple[int, ...]] = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        shapes.append(tuple(t.shape))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        attn.q_norm(x)
+    # source: what autograd saves in MiniMaxM2RMSNorm over 5 tokens: one 1 / rms a token (a
+    # per-head norm keeps one a head), beside its full-width input
+    assert (5, 1) in shapes and (5, 8 * 48) in shapes
+    arch = spec_from_config(SMALL["minimax_m2"], name="x").arch()
+    full = bl.activation_bytes_per_token_layer(arch, Dtype.BF16)
+    per_head = bl.activation_bytes_per_token_layer(arch.with_(qk_norm_full=False), Dtype.BF16)
+    assert int(per_head - full) == 4 * (8 + 2) - 4 * 2  # fp32 1 / rms: h + h_kv rows, or 2
+
+
+def test_full_width_qk_norm_needs_qk_norm():
+    from rlmcost.specs.model import ModelSpec
+
+    shape = dict(name="x", n_layers=2, d_model=64, d_ff=128, n_heads=4, n_kv_heads=2,
+                 head_dim=16, vocab=100)  # fmt: skip
+    with pytest.raises(SpecError, match="qk_norm_full needs qk_norm"):
+        ModelSpec(**shape, qk_norm_full=True)
+    assert ModelSpec(**shape, qk_norm=True, qk_norm_full=True).qk_norm_full
+
+
 @pytest.mark.parametrize("mt", sorted(SMALL))
 def test_forward_backward_decode_flops_equal_flop_counter(mt):
     model = _built(SMALL[mt])
