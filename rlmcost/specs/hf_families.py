@@ -39,7 +39,11 @@
   shared or dense FFN; ``head_dim`` defaults to 128 (``MiniMaxM2Config``); the partial RoPE
   (``rotary_dim``) and the sigmoid routing change no matmul FLOP. Like every norm, the q/k
   norms add parameters, not FLOPs (``blocks``: norms, softmax and activations are elementwise
-  and left out of the work); their saved input and 1 / rms are in the activations. The
+  and left out of the work); their saved input and 1 / rms are in the activations. Under TP
+  each rank holds its heads' share of the norms' weights, and Megatron-Bridge's ``FullDimQNorm``
+  / ``FullDimKNorm`` all-reduce each token's sum of squares over the TP group
+  (src/megatron/bridge/models/minimax_m2/minimax_m2_provider.py @067f987d): two fp32 values a
+  token and layer, left out of the communication. The
   checkpoint's multi-token-prediction modules (``use_mtp``, ``num_mtp_modules``) are not built
   by transformers and are left out (a note says so).
 * ``glm4_moe_lite`` (zai-org/GLM-4.7-Flash): transformers ``Glm4MoeLiteAttention`` /
