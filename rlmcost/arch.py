@@ -53,6 +53,9 @@ class Arch:
     tie_embeddings: bool = False  # LM head shares the token-embedding matrix
     n_positions: Size = 0  # rows of a learned absolute position embedding (GPT-2); 0 = RoPE
     qk_norm: bool = False  # per-head RMSNorm on q and k (Qwen3)
+    # with qk_norm: the q and k RMSNorms span all heads' width (MiniMax-M2: weights h d_h and
+    # h_kv d_h, one 1 / rms per token each) instead of one head's (d_h, shared by the heads)
+    qk_norm_full: bool = False
     n_experts: Size = 0  # E routed experts per MoE layer; 0 = dense model
     top_k: Size = 0  # k experts per token
     d_expert: Size = 0  # d_e, inner width of one routed expert

@@ -144,6 +144,52 @@ def qwen35(L, d, ff, h, kv, v_heads, **moe):
                 vision_config=dict(QWEN3_VISION, out_hidden_size=d, deepstack_visual_indexes=[]))
 
 
+def seed_oss():
+    # ByteDance-Seed/Seed-OSS-36B-Base config.json (its shape as mlx-swift-lm's Seed-OSS test
+    # quotes it); q/k/v biases, none on o_proj, no MLP biases, dropouts of 0.1
+    return _cfg("seed_oss", 64, 5120, 27648, 80, 8, 155136, 524288, head_dim=128,
+                attention_bias=True, attention_out_bias=False, mlp_bias=False,
+                attention_dropout=0.1, residual_dropout=0.1, tie_word_embeddings=False)
+
+
+def minimax_m2():
+    # MiniMaxAI/MiniMax-M2 config.json (M2.1, M2.5 and M2.7 publish the same shape keys; slime
+    # scripts/models/minimax-m2.sh @624b824a: 62 layers, 3072, 256 experts top-8 of 1536)
+    return _cfg("minimax_m2", 62, 3072, 1536, 48, 8, 200064, 196608, head_dim=128,
+                num_local_experts=256, num_experts_per_tok=8, use_qk_norm=True,
+                qk_norm_type="per_layer", rotary_dim=64, scoring_func="sigmoid",
+                use_routing_bias=True, shared_intermediate_size=0, use_mtp=True,
+                num_mtp_modules=3, mtp_transformer_layers=1, attn_type_list=[1] * 62,
+                tie_word_embeddings=False)  # fmt: skip
+
+
+def glm4_moe_lite():
+    # zai-org/GLM-4.7-Flash config.json (as vLLM's glm4_moe_lite config test quotes it; slime
+    # scripts/models/glm4.7-30B-A3B.sh @624b824a gives the same sizes)
+    return _cfg("glm4_moe_lite", 47, 2048, 10240, 20, 20, 154880, 202752,
+                moe_intermediate_size=1536, n_routed_experts=64, n_shared_experts=1,
+                num_experts_per_tok=4, first_k_dense_replace=1, q_lora_rank=768,
+                kv_lora_rank=512, qk_nope_head_dim=192, qk_rope_head_dim=64, v_head_dim=256,
+                attention_bias=False, partial_rotary_factor=1.0, routed_scaling_factor=1.8,
+                n_group=1, topk_group=1, topk_method="noaux_tc", norm_topk_prob=True,
+                num_nextn_predict_layers=1, tie_word_embeddings=False)  # fmt: skip
+
+
+#: zai-org/GLM-4.1V-9B-Thinking config.json: a GLM-4-9B-0414 decoder (text_config) and a 24-block
+#: vision tower (vision_config); keys it leaves out are Glm4vVisionConfig's defaults
+GLM41V_9B = dict(
+    model_type="glm4v", tie_word_embeddings=False,
+    text_config=dict(model_type="glm4v_text", hidden_size=4096, num_hidden_layers=40,
+                     num_attention_heads=32, num_key_value_heads=2, intermediate_size=13696,
+                     vocab_size=151552, max_position_embeddings=65536, attention_bias=True,
+                     partial_rotary_factor=0.5, rms_norm_eps=1e-5),
+    vision_config=dict(model_type="glm4v", depth=24, hidden_size=1536, num_heads=12,
+                       intermediate_size=13696, out_hidden_size=4096, patch_size=14,
+                       spatial_merge_size=2, temporal_patch_size=2, hidden_act="silu",
+                       rms_norm_eps=1e-5),
+)  # fmt: skip
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -198,6 +244,10 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "glm-4.5-air": glm4_moe(46, 4096, 10944, 1408, 128, 1, False),
     "glm-4.6": {**glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
                 "max_position_embeddings": 202752},
+    "glm-4.7-flash": glm4_moe_lite(),
+    "glm-4.1v-9b": GLM41V_9B,
+    "minimax-m2": minimax_m2(),
+    "seed-oss-36b": seed_oss(),
     # hybrid: 36 Gated DeltaNet and 12 gated full-attention layers (tests/test_model_types.py)
     "qwen3-next-80b-a3b": _cfg("qwen3_next", 48, 2048, 5120, 16, 2, 151936, 262144,
                                head_dim=256, moe_intermediate_size=512,
@@ -359,7 +409,8 @@ def _transformers_params(cfg: dict[str, Any]) -> int:
     if any(c.get(k) for c in (cfg, cfg.get("text_config") or {})
            for k in ("num_local_experts", "num_experts", "n_routed_experts")):  # fmt: skip
         extra["experts_implementation"] = "batched_mm"
-    # a vision-language checkpoint: its ...ForConditionalGeneration, the tower included
+    # a vision-language checkpoint: its ...ForConditionalGeneration, the tower included (its
+    # parameters are the spec's encoder_params)
     auto = transformers.AutoModelForImageTextToText if "vision_config" in cfg else \
         transformers.AutoModelForCausalLM  # fmt: skip
     with torch.device("meta"):
@@ -505,7 +556,10 @@ def test_builtin_context_is_the_configs(name):
      ("moonshotai/Moonlight-16B-A3B-Instruct", "moonlight-16b-a3b"),
      ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
      ("XiaomiMiMo/MiMo-7B-RL", "mimo-7b"),
-     ("THUDM/GLM-Z1-9B-0414", "glm-4-9b-0414")],
+     ("THUDM/GLM-Z1-9B-0414", "glm-4-9b-0414"),
+     ("ByteDance-Seed/Seed-OSS-36B-Base", "seed-oss-36b"),
+     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2"), ("zai-org/GLM-4.7-Flash", "glm-4.7-flash"),
+     ("zai-org/GLM-4.1V-9B-Thinking", "glm-4.1v-9b")],
 )  # fmt: skip
 def test_framework_example_models_resolve(hf_id, name):
     # the models of verl, NeMo RL, slime, miles, OpenRLHF and TRL examples (e.g. verl
@@ -552,7 +606,7 @@ def test_mimo_notes_its_left_out_mtp_layer():
     assert spec.mtp_layers == 1 and any("multi-token-prediction" in n for n in spec.notes)
 
 
-@pytest.mark.parametrize("mt", ["nemotron_h", "minimax_m2"])
+@pytest.mark.parametrize("mt", ["nemotron_h"])
 def test_unmodelled_types_say_why_in_one_line(tmp_path, mt):
     p = tmp_path / "config.json"
     p.write_text(json.dumps({**BASE, "model_type": mt}))

@@ -76,6 +76,7 @@ def activation_bytes_per_token_layer(
     * q/k RMSNorms (``qk_norm``: Qwen3, Gemma 3): their inputs, the projected q and k before
       the norm, (h + h_kv) d_h -> x, and the norm's 1 / rms of each head's row, h + h_kv -> 4
       bytes (fp32 in Transformer Engine's and Liger's RMSNorm and in transformers' eager one);
+      full-width q/k norms (``qk_norm_full``: MiniMax-M2) keep one 1 / rms each, 2 -> 4 bytes;
       the d-wide norms' 1 / rms (4 bytes a token each) is left out;
     * plain FFN: activation input and down-projection input, 2 d_ff;
       gated FFN, unfused (``fused_glu`` false: transformers' ``down_proj(act_fn(gate_proj(x)) *
@@ -105,8 +106,9 @@ def activation_bytes_per_token_layer(
     else:
         attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
         attn += 4 * arch.n_heads
-    if arch.qk_norm:  # the q and k norms' inputs and their fp32 1 / rms per head
-        attn += x * (arch.q_width + arch.kv_width) + 4 * (arch.n_heads + arch.n_kv_heads)
+    if arch.qk_norm:  # the q and k norms' inputs and their fp32 1 / rms per head (full: 2)
+        rms = 2 if arch.qk_norm_full else arch.n_heads + arch.n_kv_heads
+        attn += x * (arch.q_width + arch.kv_width) + 4 * rms
     norms = x * arch.norms_per_layer * arch.d_model
     gated = arch.ffn_kind.projections != 2
     fused = glu_flag(fused_glu)

@@ -29,8 +29,8 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
         p += arch.q_width + 2 * arch.kv_width
     if arch.out_bias:
         p += arch.d_model
-    if arch.qk_norm:
-        p += 2 * arch.head_dim
+    if arch.qk_norm:  # per head: d_h each (Qwen3RMSNorm); full width: h d_h and h_kv d_h
+        p += arch.q_width + arch.kv_width if arch.qk_norm_full else 2 * arch.head_dim
     if arch.attn_output_gate:  # q_proj d -> 2 h d_h (Qwen3NextAttention)
         p += arch.d_model * arch.q_width + (arch.q_width if arch.qkv_bias else 0)
     return sp.sympify(p)

@@ -2,18 +2,19 @@
 
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
-its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4 and gpt_oss; kimi_k2
+its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
+minimax_m2 and glm4_moe_lite (:mod:`rlmcost.specs.hf_families`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
 (:mod:`rlmcost.specs.hf_window`). What the costs approximate (layers transformers does not
 build, a vision tower left out, the models that still treat a window as full attention) goes
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
-(:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder plus a vision tower
-counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes Gated DeltaNet
-and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`); qwen3_vl(_moe) is a Qwen3
-(-MoE) decoder plus the Qwen3-VL tower, qwen3_5(_moe) Qwen3-Next's hybrid (dense or MoE FFN)
-plus the Qwen3.5 tower, qwen3_5(_moe)_text its language model alone
+(:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder, glm4v (GLM-4.1V) a
+GLM-4 one, plus a vision tower counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`);
+qwen3_next mixes Gated DeltaNet and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`);
+qwen3_vl(_moe) is a Qwen3(-MoE) decoder plus the Qwen3-VL tower, qwen3_5(_moe) Qwen3-Next's
+hybrid (dense or MoE FFN) plus the Qwen3.5 tower, qwen3_5(_moe)_text its language model alone
 (:mod:`rlmcost.specs.hf_qwen3`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
@@ -30,7 +31,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
-from rlmcost.specs.hf_families import READ_AS, family_fields
+from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_config
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_qwen3 import HYBRID, QWEN3_TYPES, qwen3_family
@@ -49,12 +50,11 @@ SUPPORTED = (
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
+    "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
     "in rlmcost (only attention and Gated DeltaNet mixers)",
-    "minimax_m2": "its q/k RMSNorms span every head's width (transformers MiniMaxM2Attention: "
-    "q_norm over heads x head_dim), which ModelSpec's per-head qk_norm cannot say",
 }
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
@@ -74,7 +74,7 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
                     "glm4": 128, "gpt_oss": 64, "qwen3_5_text": 256,
-                    "qwen3_5_moe_text": 256}  # fmt: skip
+                    "qwen3_5_moe_text": 256, "seed_oss": 128, "minimax_m2": 128}  # fmt: skip
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -253,23 +253,29 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         mt = "gemma3_text"
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
-    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl") else None
+    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl", "glm4v") else None
     shape: dict[str, int] | None = None
     if mt in QWEN3_TYPES:  # Qwen3-VL, Qwen3.5 (specs.hf_qwen3)
         cfg, mt, shape, more = qwen3_family(cfg, mt, path)
         notes += more
     if vl is not None:
-        # a Qwen2 decoder (its keys top-level in the published configs, in text_config as
-        # transformers 5 writes them) plus a vision tower (rlmcost.specs.hf_vision)
+        # a Qwen2 (GLM-4: glm4v) decoder (its keys top-level in the published Qwen configs,
+        # in text_config as transformers 5 writes them) plus a vision tower (specs.hf_vision)
         shape = vision_shape(cfg, vl, path)
         text = cfg.get("text_config")
         if text is not None and not isinstance(text, dict):
             raise SpecError(f"{path}: text_config of a {vl} config must be an object")
         cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
         notes.append(vision_note(shape))
-        mt = "qwen2"
+        mt = "glm4" if vl == "glm4v" else "qwen2"
     check_plausible(cfg, path)
-    if mt in ("deepseek_v2", "deepseek_v3"):
+    if vl == "glm4v":  # Glm4vTextAttention: q/k/v biases always, head_dim = hidden // heads
+        d, h = _need(cfg, "hidden_size", path), _need(cfg, "num_attention_heads", path)
+        cfg = {**cfg, "attention_bias": True, "head_dim": d // h}
+    if mt == "glm4_moe_lite":  # DeepSeek-V3's attention and MoE (specs.hf_families)
+        cfg, lite_notes = glm4_moe_lite_config(cfg, path)
+        notes += lite_notes
+    if mt in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
         fields = _deepseek_fields(cfg, path)
     elif mt == "gpt2":
         fields = _gpt2(cfg, path)

@@ -7,6 +7,9 @@ Which keys, and the config class's default where a config.json leaves one out (t
   ``GPT2MLP.dropout`` after its ``c_proj``, inside the two modules; ``attn_pdrop`` (0.1) on
   the attention probabilities; ``embd_pdrop`` (0.1) on the embeddings' sum, once per token
   (not a layer's: left out).
+* ``seed_oss``: ``residual_dropout`` (0.1): ``SeedOssAttention.forward``'s dropout after
+  ``o_proj`` and ``SeedOssMLP.forward``'s after ``down_proj``, inside the two modules;
+  ``attention_dropout`` (0.1, not 0.0) on the probabilities.
 * ``phi3``: ``resid_pdrop`` (0.0): ``Phi3DecoderLayer.resid_attn_dropout`` /
   ``resid_mlp_dropout`` after ``o_proj`` / ``down_proj``; ``attention_dropout`` (0.0).
 * ``opt``: ``dropout`` (0.1): ``OPTDecoderLayer.forward``'s ``nn.functional.dropout`` after
@@ -31,14 +34,15 @@ from typing import Any
 from rlmcost.errors import SpecError
 
 HIDDEN_KEYS = {"gpt2": ("resid_pdrop", 0.1), "phi3": ("resid_pdrop", 0.0),
-               "opt": ("dropout", 0.1)}  # fmt: skip
+               "opt": ("dropout", 0.1), "seed_oss": ("residual_dropout", 0.1)}  # fmt: skip
 """model_type -> (key, the config class's default) of the dropout after the output
 projections (module docstring); other types have none."""
-INSIDE_MODULES = frozenset({"gpt2"})
+INSIDE_MODULES = frozenset({"gpt2", "seed_oss"})
 """model_types whose hidden dropouts sit inside the attention and MLP modules (GPT-2's
-``resid_dropout`` and ``GPT2MLP.dropout``), so a per-module checkpoint reruns them; the others'
+``resid_dropout`` and ``GPT2MLP.dropout``, Seed-OSS's in ``SeedOssAttention`` and
+``SeedOssMLP``), so a per-module checkpoint reruns them; the others'
 are the decoder layer's own (Phi-3, OPT)."""
-ATTENTION_KEYS = {"gpt2": ("attn_pdrop", 0.1)}
+ATTENTION_KEYS = {"gpt2": ("attn_pdrop", 0.1), "seed_oss": ("attention_dropout", 0.1)}
 """model_type -> (key, default) of the attention dropout where it is not
 ``attention_dropout`` (default 0.0)."""
 

@@ -22,6 +22,39 @@
   gate_up/down biases, the router's bias and the per-head attention sinks are parameters
   ``blocks.params`` does not count (no matmul FLOPs): their number goes to the spec's notes,
   as :func:`gpt_oss_uncounted` gives it.
+* ``seed_oss`` (ByteDance-Seed/Seed-OSS-36B-Base, -Instruct): transformers ``SeedOssAttention``
+  / ``SeedOssMLP`` (models/seed_oss/modeling_seed_oss.py, transformers 5.24): Llama's layer
+  (two RMSNorms, a gated MLP with ``mlp_bias``) with q/k/v biases from ``attention_bias``
+  (default true) and the o_proj bias from a key of its own, ``attention_out_bias`` (default
+  false); ``head_dim`` defaults to 128 (``SeedOssConfig``). Its ``residual_dropout`` (default
+  0.1) after o_proj and down_proj, inside the two modules, is read by
+  :mod:`rlmcost.specs.hf_dropout`.
+* ``minimax_m2`` (MiniMaxAI/MiniMax-M2, -M2.5, -M2.7): transformers ``MiniMaxM2Attention`` /
+  ``MiniMaxM2SparseMoeBlock`` (models/minimax_m2/modeling_minimax_m2.py, transformers 5.24):
+  no bias anywhere; ``q_norm`` and ``k_norm`` are RMSNorms over all heads' width
+  (``MiniMaxM2RMSNorm(num_attention_heads * head_dim)``, ``num_key_value_heads * head_dim``),
+  built whatever ``use_qk_norm`` / ``qk_norm_type`` say: ``qk_norm_full``; every layer is MoE:
+  ``num_local_experts`` routed experts of width ``intermediate_size``, top
+  ``num_experts_per_tok``, a router d x E (its ``e_score_correction_bias`` is a buffer), no
+  shared or dense FFN; ``head_dim`` defaults to 128 (``MiniMaxM2Config``); the partial RoPE
+  (``rotary_dim``) and the sigmoid routing change no matmul FLOP. Like every norm, the q/k
+  norms add parameters, not FLOPs (``blocks``: norms, softmax and activations are elementwise
+  and left out of the work); their saved input and 1 / rms are in the activations. Under TP
+  each rank holds its heads' share of the norms' weights, and Megatron-Bridge's ``FullDimQNorm``
+  / ``FullDimKNorm`` all-reduce each token's sum of squares over the TP group
+  (src/megatron/bridge/models/minimax_m2/minimax_m2_provider.py @067f987d): two fp32 values a
+  token and layer, left out of the communication. The
+  checkpoint's multi-token-prediction modules (``use_mtp``, ``num_mtp_modules``) are not built
+  by transformers and are left out (a note says so).
+* ``glm4_moe_lite`` (zai-org/GLM-4.7-Flash): transformers ``Glm4MoeLiteAttention`` /
+  ``Glm4MoeLiteMoE`` (models/glm4_moe_lite/modeling_glm4_moe_lite.py, transformers 5.24) are
+  DeepSeek-V3's: multi-head latent attention with the same projections, latent RMSNorms and
+  ``attention_bias`` biases (q_a_proj, kv_a_proj_with_mqa, o_proj), and a DeepSeekMoE FFN
+  (router d x E with a buffer bias, one shared MLP of moe_intermediate_size x
+  n_shared_experts); so it is read by ``hf_config._deepseek_fields``. Which layers are dense:
+  ``mlp_layer_types`` ("dense" / "sparse" per layer), which ``Glm4MoeLiteConfig`` fills with
+  one dense layer then sparse ones when absent: ``first_k_dense_replace`` is not read by
+  transformers (:func:`glm4_moe_lite_config`).
 """
 
 from __future__ import annotations
@@ -46,12 +79,17 @@ def gpt_oss_uncounted(n_layers: int, d: int, n_heads: int, n_experts: int, d_exp
 
 
 def family_fields(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: str) -> list[str]:
-    """Update ``fields`` (read by ``hf_config._llama_like``) with what ``glm4`` and
-    ``gpt_oss`` carry beyond it; the notes to add. Other types are left as they are."""
+    """Update ``fields`` (read by ``hf_config._llama_like``) with what ``glm4``, ``seed_oss``
+    and ``gpt_oss`` carry beyond it; the notes to add. Other types are left as they are."""
     bias = bool(cfg.get("attention_bias", True))
+    if mt == "seed_oss":
+        fields.update(qkv_bias=bias, out_bias=bool(cfg.get("attention_out_bias") or False))
+        return []
     if mt == "glm4":
         fields.update(norms_per_layer=4, qkv_bias=bias, out_bias=False, mlp_bias=False)
         return []
+    if mt == "minimax_m2":
+        return _minimax_m2(cfg, fields, path)
     if mt != "gpt_oss":
         return []
     for key in ("num_local_experts", "num_experts_per_tok"):
@@ -68,3 +106,56 @@ def family_fields(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: st
         f"{n_experts} per layer) and the attention sinks ({h} per layer) are not counted: "
         f"{extra:,} parameters, no matmul FLOPs"
     ]
+
+
+def _minimax_m2(cfg: dict[str, Any], fields: dict[str, Any], path: str) -> list[str]:
+    """``fields`` of a ``minimax_m2`` config (module docstring); the notes to add."""
+    for key in ("num_local_experts", "num_experts_per_tok"):
+        if cfg.get(key) is None:
+            raise SpecError(f"{path}: minimax_m2 config has no '{key}'")
+    fields.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"],
+                  d_expert=fields["d_ff"], qkv_bias=False, out_bias=False, mlp_bias=False,
+                  qk_norm=True, qk_norm_full=True)  # fmt: skip
+    mtp = cfg.get("num_mtp_modules") if cfg.get("use_mtp") else 0
+    if not mtp:
+        return []
+    return [f"the {mtp} multi-token-prediction modules (num_mtp_modules) are left out, as in "
+            "transformers"]
+
+
+GLM4_MOE_LITE_DEFAULTS = {"n_shared_experts": 1, "q_lora_rank": 768}
+"""``Glm4MoeLiteConfig``'s defaults of the shape keys a config.json may leave out where
+``hf_config._deepseek_fields`` would read absence otherwise (no shared expert, a plain q
+projection); transformers 5.24 configuration_glm4_moe_lite.py (tests check them)."""
+
+
+def glm4_moe_lite_config(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
+    """A ``glm4_moe_lite`` config with ``first_k_dense_replace`` set to the leading dense
+    layers transformers builds (module docstring), for ``hf_config._deepseek_fields``; the
+    notes to add. SpecError for an ``mlp_layer_types`` rlmcost cannot say (a dense layer after
+    a sparse one) or that is not one "dense" / "sparse" entry per layer.
+
+    >>> glm4_moe_lite_config({"num_hidden_layers": 3}, "c.json")[0]["first_k_dense_replace"]
+    1
+    """
+    cfg = {**GLM4_MOE_LITE_DEFAULTS, **cfg}
+    n_layers = cfg.get("num_hidden_layers")
+    types = cfg.get("mlp_layer_types")
+    if types is None:
+        types = ["dense"] + ["sparse"] * (int(n_layers or 1) - 1)
+    if not isinstance(types, list) or len(types) != n_layers or set(types) - {"dense", "sparse"}:
+        raise SpecError(f"{path}: mlp_layer_types must list 'dense' or 'sparse' for each of the "
+                        f"{n_layers} layers")  # fmt: skip
+    dense = types.count("dense")
+    if types[:dense] != ["dense"] * dense:
+        raise SpecError(f"{path}: mlp_layer_types has a dense layer after a sparse one; "
+                        "rlmcost costs leading dense layers only (first_k_dense_replace)")
+    notes = []
+    given = cfg.get("first_k_dense_replace")
+    if given is not None and given != dense and "mlp_layer_types" not in cfg:
+        notes.append(f"first_k_dense_replace={given} is not read by transformers' "
+                     f"Glm4MoeLiteConfig, which builds {dense} dense layer(s) (mlp_layer_types)")
+    if cfg.get("num_nextn_predict_layers"):
+        notes.append("the multi-token-prediction layer (num_nextn_predict_layers) is left out, "
+                     "as in transformers")
+    return {**cfg, "first_k_dense_replace": dense}, notes

@@ -43,6 +43,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "sliding_window_pattern": (1, 10**4),
     "num_nextn_predict_layers": (0, 10**4),
     "mtp_num_hidden_layers": (0, 10**4),
+    "num_mtp_modules": (0, 10**4),
     "linear_num_key_heads": (1, 2**14),
     "linear_num_value_heads": (1, 2**14),
     "linear_key_head_dim": (1, 2**14),
@@ -51,7 +52,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "full_attention_interval": (1, 10**4),
 }
 FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window",
-         "use_bidirectional_attention")  # fmt: skip
+         "use_bidirectional_attention", "attention_out_bias", "use_mtp")  # fmt: skip
 
 
 WHOLE_HEADS = ("gpt2", "llama", "gemma2", "gemma3_text", "deepseek_v2")

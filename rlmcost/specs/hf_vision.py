@@ -1,4 +1,5 @@
-"""The vision towers of Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5: the config's vision_config.
+"""The vision towers of Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5 and GLM-4.1V (``glm4v``): the
+config's vision_config.
 
 The language model of these checkpoints is a Qwen2 decoder read like ``qwen2``; the vision
 tower's parameters go into the spec's ``encoder_params`` (exact; tests/test_model_types.py
@@ -33,6 +34,16 @@ decoder layers. Every block attends over the whole image (or video frame). Qwen3
 (``qwen3_5``, ``qwen3_5_moe``; ``Qwen3_5VisionModel`` deletes the deepstack mergers) is the
 same tower without them. Defaults: ``Qwen3VLVisionConfig`` (depth 27, width 1152, MLP 4304,
 16 heads, patch 16, 2304 positions, deepstack [8, 16, 24]; ``Qwen3_5VisionConfig``: none).
+
+GLM-4.1V (``glm4v``; transformers ``models/glm4v/modeling_glm4v.py``, 5.24: ``Glm4vVisionModel``)
+differs: the Conv3d patch embedding has a bias (d_v) and an RMSNorm after it; a learned
+absolute position table of (image_size / p)^2 x d_v (``Glm4vVisionEmbeddings``, resampled by
+``grid_sample``, no matmul); blocks of two RMSNorms, a fused qkv with ``attention_bias``
+(default false), an output projection without bias and a gated MLP *of width d_out*
+(``Glm4VisionMlp`` takes ``out_hidden_size``), no biases; after the blocks an RMSNorm, a Conv2d
+``downsample`` (d_v -> d_out over m x m patches, with bias) and the merger
+(``Glm4vVisionPatchMerger``: a d_out x d_out projection, a LayerNorm of d_out, a gated MLP
+d_out -> ``intermediate_size`` -> d_out, no biases). Every block attends over the whole image.
 """
 
 from __future__ import annotations
@@ -53,18 +64,22 @@ VISION_DEFAULTS: dict[str, dict[str, Any]] = {
                      in_channels=3, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
                      out_hidden_size=3584, num_position_embeddings=2304,
                      deepstack_visual_indexes=[8, 16, 24]),
+    "glm4v": dict(depth=24, hidden_size=1536, intermediate_size=13696, num_heads=12,
+                  in_channels=3, image_size=336, patch_size=14, spatial_merge_size=2,
+                  temporal_patch_size=2, out_hidden_size=4096, attention_bias=False),
 }  # fmt: skip
 VISION_DEFAULTS["qwen3_5"] = {**VISION_DEFAULTS["qwen3_vl"], "deepstack_visual_indexes": []}
 _KEYS = ("depth", "embed_dim", "hidden_size", "intermediate_size", "num_heads", "in_channels",
          "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size",
-         "window_size", "num_position_embeddings")  # fmt: skip
+         "window_size", "num_position_embeddings", "image_size")  # fmt: skip
 
 
 def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
     """``{d_v, d_out, depth, width, heads, c, t, p, m, gated, full, window}`` of the tower (with
     ``conv_bias``, ``pos`` and ``deepstack`` for the Qwen3-VL / Qwen3.5 tower, ``mt``
-    ``qwen3_vl`` or ``qwen3_5``); one-line SpecError naming the field when one is missing,
-    not a positive integer, or inconsistent."""
+    ``qwen3_vl`` or ``qwen3_5``; GLM: also ``glm``, ``merger_width``, ``positions``,
+    ``qkv_bias``); one-line SpecError naming the field when one is missing, not a positive
+    integer, or inconsistent."""
     vc = cfg.get("vision_config")
     if not isinstance(vc, dict):
         raise SpecError(f"{path}: a {mt} config needs a vision_config object")
@@ -91,6 +106,12 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
         d_v, d_out, gated = vc["embed_dim"], vc["hidden_size"], False
         width = vc["mlp_ratio"] * d_v
         full, window = vc["depth"], 0  # every block attends over the whole image
+    elif mt == "glm4v":  # the blocks' MLP is d_out wide, the merger's intermediate_size
+        d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], True
+        width, full, window = d_out, vc["depth"], 0
+        extra = dict(glm=1, merger_width=vc["intermediate_size"],
+                     positions=(vc["image_size"] // vc["patch_size"]) ** 2,
+                     qkv_bias=int(bool(vc["attention_bias"])))  # fmt: skip
     else:
         d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], True
         width = vc["intermediate_size"]
@@ -137,6 +158,12 @@ def _windows(vc: dict[str, Any], path: str) -> tuple[int, int]:
 def vision_params(s: dict[str, int]) -> int:
     """Parameters of the tower of shape ``s`` (:func:`vision_shape`), as ``sum(p.numel())``."""
     d, w, m2 = s["d_v"], s["width"], s["m"] ** 2
+    if s.get("glm"):  # module docstring: GLM-4.1V's tower
+        o, ctx = s["d_out"], s["merger_width"]
+        block = 2 * d + 3 * d * d + 3 * d * s["qkv_bias"] + d * d + 3 * d * w
+        embed = s["c"] * s["t"] * s["p"] ** 2 * d + d + d + s["positions"] * d
+        after = d + d * m2 * o + o + o * o + 2 * o + 3 * o * ctx
+        return embed + s["depth"] * block + after
     norm = d if s["gated"] else 2 * d  # RMSNorm (Qwen2.5-VL) or LayerNorm with bias (Qwen2-VL)
     attn = 3 * d * d + 3 * d + d * d + d
     mlp = 3 * d * w + 2 * w + d if s["gated"] else 2 * d * w + w + d
@@ -156,6 +183,9 @@ def vision_flops_per_patch(s: dict[str, int]) -> int:
     d, w, m2 = s["d_v"], s["width"], s["m"] ** 2
     mlp = (3 if s["gated"] else 2) * d * w
     merger = (1 + s.get("deepstack", 0)) * (m2 * d * m2 * d + m2 * d * s["d_out"]) // m2
+    if s.get("glm"):  # the downsample conv, then the merger on each merged token
+        o = s["d_out"]
+        merger = d * o + (o * o + 3 * o * s["merger_width"]) // m2
     return 2 * (s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (4 * d * d + mlp) + merger)
 
 

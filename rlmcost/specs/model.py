@@ -48,6 +48,8 @@ class ModelSpec(Checked):
     tie_embeddings: bool = False
     n_positions: int = Field(default=0, ge=0, description="learned position rows; 0 = RoPE")
     qk_norm: bool = False
+    qk_norm_full: bool = Field(default=False, description="with qk_norm: the q and k RMSNorms "
+        "span all heads' width (MiniMax-M2: weights h d_h and h_kv d_h); False = per head (d_h)")
     n_experts: int = Field(default=0, ge=0, description="routed experts; 0 = dense")
     top_k: int = Field(default=0, ge=0, description="experts per token; 0 for dense")
     d_expert: int = Field(default=0, ge=0, description="routed-expert inner width")
@@ -172,6 +174,8 @@ class ModelSpec(Checked):
                 )
         elif self.top_k or self.n_shared_experts:
             raise SpecError(f"model {self.name}: top_k/shared experts set but n_experts=0")
+        if self.qk_norm_full and not self.qk_norm:
+            raise SpecError(f"model {self.name}: qk_norm_full needs qk_norm; set qk_norm true")
         if self.n_shared_experts and not self.d_shared_expert:
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
         self._check_mla()

@@ -254,6 +254,7 @@ BOOL_FIELDS = (
     'mlp_bias',
     'tie_embeddings',
     'qk_norm',
+    'qk_norm_full',
     'shared_expert_gate',
     'attn_output_gate',
 )
@@ -331,6 +332,7 @@ class ArchNumbers(NamedTuple):
     mlp_bias: Num
     tie_embeddings: Num
     qk_norm: Num
+    qk_norm_full: Num
     shared_expert_gate: Num
     attn_output_gate: Num
     ffn_kind_plain: Num

@@ -40,5 +40,7 @@ def memory_activations_bytes(a: ArchNumbers, tokens: Num, act_bytes: Num = 2) ->
                + 4*act_bytes*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 4*a.first_dense_layers*a.n_experts + 4*a.n_experts*a.n_layers)
                + 4*a.n_heads*a.n_layers + a.qk_norm*(act_bytes*a.head_dim*a.n_heads*a.n_layers
-               + act_bytes*a.head_dim*a.n_kv_heads*a.n_layers + 4*a.n_heads*a.n_layers
-               + 4*a.n_kv_heads*a.n_layers)))
+               + act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
+               - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers
+               + 8*a.n_layers*a.qk_norm_full)))

@@ -15,12 +15,14 @@ def params_layer_dense(a: ArchNumbers, tp: Num = 1) -> Num:
     tp: P_t tensor-parallel degree (1 = off).
     """
     return (div(tp*(a.d_model*a.mlp_bias + a.d_model*a.norm_layernorm*a.norms_per_layer
-               + a.d_model*a.norms_per_layer + a.d_model*a.out_bias + 2*a.head_dim*a.qk_norm
+               + a.d_model*a.norms_per_layer + a.d_model*a.out_bias
                + a.mla*(a.d_model*a.kv_lora_rank + a.d_model*a.q_lora_rank*a.qlora
-               + a.d_model*a.qk_rope_head_dim - 2*a.head_dim*a.qk_norm
-               + a.kv_lora_rank*a.norm_layernorm + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
+               + a.d_model*a.qk_rope_head_dim + 2*a.head_dim*a.qk_norm*a.qk_norm_full
+               - 2*a.head_dim*a.qk_norm + a.kv_lora_rank*a.norm_layernorm
+               + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
-               + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias))
+               + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias)
+               + a.qk_norm*(-2*a.head_dim*a.qk_norm_full + 2*a.head_dim))
                + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                - a.d_ff*a.d_model*a.ffn_kind_plain + 3*a.d_ff*a.d_model
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
@@ -28,8 +30,12 @@ def params_layer_dense(a: ArchNumbers, tp: Num = 1) -> Num:
                - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
                - a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
                - 2*a.d_model*a.head_dim*a.n_kv_heads + a.d_model*a.n_heads*a.v_head_dim
-               + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora - a.head_dim*a.n_heads*a.qkv_bias
+               + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora
+               - a.head_dim*a.n_heads*a.qk_norm*a.qk_norm_full - a.head_dim*a.n_heads*a.qkv_bias
+               - a.head_dim*a.n_kv_heads*a.qk_norm*a.qk_norm_full
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.v_head_dim) + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain
-               + 2*a.d_ff) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads
-               + a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads), tp))
+               + 2*a.d_ff) + a.qk_norm*(a.head_dim*a.n_heads*a.qk_norm_full
+               + a.head_dim*a.n_kv_heads*a.qk_norm_full)
+               + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads + a.head_dim*a.n_heads
+               + 2*a.head_dim*a.n_kv_heads), tp))

@@ -15,25 +15,30 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
     tp: P_t tensor-parallel degree (1 = off).
     """
     return (div(tp*(a.d_model*a.norm_layernorm*a.norms_per_layer + a.d_model*a.norms_per_layer
-               + a.d_model*a.out_bias + 2*a.head_dim*a.qk_norm + a.mla*(a.d_model*a.kv_lora_rank
+               + a.d_model*a.out_bias + a.mla*(a.d_model*a.kv_lora_rank
                + a.d_model*a.q_lora_rank*a.qlora + a.d_model*a.qk_rope_head_dim
-               - 2*a.head_dim*a.qk_norm + a.kv_lora_rank*a.norm_layernorm
-               + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
+               + 2*a.head_dim*a.qk_norm*a.qk_norm_full - 2*a.head_dim*a.qk_norm
+               + a.kv_lora_rank*a.norm_layernorm + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
                + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias)
-               + a.moe*(a.d_model*a.n_experts + a.d_model*a.shared*a.shared_expert_gate))
+               + a.moe*(a.d_model*a.n_experts + a.d_model*a.shared*a.shared_expert_gate)
+               + a.qk_norm*(-2*a.head_dim*a.qk_norm_full + 2*a.head_dim))
                + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
                + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
                - a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
                - 2*a.d_model*a.head_dim*a.n_kv_heads + a.d_model*a.n_heads*a.v_head_dim
-               + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora - a.head_dim*a.n_heads*a.qkv_bias
+               + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora
+               - a.head_dim*a.n_heads*a.qk_norm*a.qk_norm_full - a.head_dim*a.n_heads*a.qkv_bias
+               - a.head_dim*a.n_kv_heads*a.qk_norm*a.qk_norm_full
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.v_head_dim)
                + a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
                + 3*a.d_expert*a.d_model*a.n_experts
                - a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared)
+               + a.qk_norm*(a.head_dim*a.n_heads*a.qk_norm_full
+               + a.head_dim*a.n_kv_heads*a.qk_norm_full)
                + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads + a.head_dim*a.n_heads
                + 2*a.head_dim*a.n_kv_heads), tp))

@@ -51,12 +51,18 @@ def params_lm(a: ArchNumbers) -> Num:
                - a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - a.head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
                - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
+               - a.head_dim*a.n_kv_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*a.qkv_bias
-               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_kv_heads*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_layers*a.qk_norm*a.qk_norm_full
                - 2*a.head_dim*a.n_layers*a.qk_norm
+               - 2*a.head_dim*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
@@ -98,8 +104,14 @@ def params_lm(a: ArchNumbers) -> Num:
                + a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
                + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer + a.d_model)
                + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
-               + a.qk_norm*(2*a.head_dim*a.n_layers - 2*a.head_dim*minimum(a.linear_layers,
-               a.n_layers)) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
+               + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers*a.qk_norm_full
+               - a.head_dim*a.n_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_kv_heads*a.n_layers*a.qk_norm_full
+               - a.head_dim*a.n_kv_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_layers*a.qk_norm_full + 2*a.head_dim*a.n_layers
+               + 2*a.head_dim*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
                - a.attn_output_gate*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers - a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.n_layers

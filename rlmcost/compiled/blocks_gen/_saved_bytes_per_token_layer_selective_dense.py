@@ -26,5 +26,6 @@ def saved_bytes_per_token_layer_selective_dense(
                + a.mla*(-2*a.head_dim*a.n_kv_heads + 2*a.n_heads*a.v_head_dim)
                + a.qk_norm*(a.head_dim*a.n_heads + a.head_dim*a.n_kv_heads))
                + tp*(act_bytes*a.d_model*a.norms_per_layer + 2*act_bytes*a.d_model
-               + a.mla*(2*act_bytes*a.kv_lora_rank + 2*act_bytes*a.q_lora_rank*a.qlora))
-               + a.qk_norm*(4*a.n_heads + 4*a.n_kv_heads), tp))
+               + a.mla*(2*act_bytes*a.kv_lora_rank + 2*act_bytes*a.q_lora_rank*a.qlora)
+               + 8*a.qk_norm*a.qk_norm_full) + a.qk_norm*(-4*a.n_heads*a.qk_norm_full + 4*a.n_heads
+               - 4*a.n_kv_heads*a.qk_norm_full + 4*a.n_kv_heads), tp))

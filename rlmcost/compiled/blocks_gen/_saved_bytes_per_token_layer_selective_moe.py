@@ -35,5 +35,6 @@ def saved_bytes_per_token_layer_selective_moe(
                + a.head_dim*a.n_kv_heads)) + tp*(act_bytes*a.d_model*a.norms_per_layer
                + 2*act_bytes*a.d_model + a.mla*(2*act_bytes*a.kv_lora_rank
                + 2*act_bytes*a.q_lora_rank*a.qlora) + a.moe*(act_bytes*a.d_model*a.top_k
-               - 4*a.ffn_kind_plain*fused_glu*a.top_k + 4*fused_glu*a.top_k + 4*a.n_experts))
-               + a.qk_norm*(4*a.n_heads + 4*a.n_kv_heads), tp))
+               - 4*a.ffn_kind_plain*fused_glu*a.top_k + 4*fused_glu*a.top_k + 4*a.n_experts)
+               + 8*a.qk_norm*a.qk_norm_full) + a.qk_norm*(-4*a.n_heads*a.qk_norm_full + 4*a.n_heads
+               - 4*a.n_kv_heads*a.qk_norm_full + 4*a.n_kv_heads), tp))

@@ -34,5 +34,7 @@ def saved_bytes_per_token_layer_selective_sp_moe(
                + 4*a.d_shared_expert*a.n_shared_experts*a.shared) + a.qk_norm*(a.head_dim*a.n_heads
                + a.head_dim*a.n_kv_heads)) + fused_glu*(a.moe*(-4*a.ffn_kind_plain*a.top_k
                + 4*a.top_k)) + tp*(act_bytes*a.d_model*a.norms_per_layer - 2*act_bytes*a.d_model
-               + a.mla*(2*act_bytes*a.kv_lora_rank + 2*act_bytes*a.q_lora_rank*a.qlora))
-               + 4*a.moe*a.n_experts + a.qk_norm*(4*a.n_heads + 4*a.n_kv_heads), tp))
+               + a.mla*(2*act_bytes*a.kv_lora_rank + 2*act_bytes*a.q_lora_rank*a.qlora)
+               + 8*a.qk_norm*a.qk_norm_full) + 4*a.moe*a.n_experts
+               + a.qk_norm*(-4*a.n_heads*a.qk_norm_full + 4*a.n_heads
+               - 4*a.n_kv_heads*a.qk_norm_full + 4*a.n_kv_heads), tp))
