@@ -48,7 +48,7 @@ activation sub-sharding (#2565)", 2025-12-06; first release core_v0.16.0): ``Tra
 __post_init__`` accepts ``num_query_groups`` a multiple or a divisor of the TP size, and
 ``SelfAttention.get_query_key_value_tensors`` (megatron/core/transformer/attention.py, the same
 at d98e8a64dd) all-gathers ``mixed_qkv`` over the TP group when ``num_query_groups`` < TP
-(:func:`rlmcost.perf.qkv_subshard.qkv_gather_elements_per_token`)."""
+(:func:`rlmcost.parallel.comm.qkv_gather_elements_per_token`)."""
 
 
 def kv_subsharded(arch: Arch, tp: int) -> bool:
