@@ -96,13 +96,39 @@ def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
     return tp > a.n_kv_heads and tp % a.n_kv_heads == 0
 
 
+def per_kv_arch(a: g.ArchNumbers, tps: Any) -> Callable[[Any], Any]:
+    """``fn -> fn(a, tps)`` as a float64 array over the TP degrees ``tps``, each degree above
+    the KV heads (a multiple of them) evaluated on ``a`` with one KV head per rank, as
+    :func:`memory_per_rank` evaluates it (``compiled.sweep``'s tables)."""
+    import numpy as np
+
+    def f(b: g.ArchNumbers, t: Any, fn: Any) -> Any:  # float64 over t (sweep._along)
+        return np.broadcast_to(np.asarray(fn(b, t), dtype=np.float64), np.shape(t))
+
+    def over(fn: Any) -> Any:
+        out = np.array(f(a, tps, fn))
+        for i in (i for i, t in enumerate(tps) if replicates_kv(a, int(t))):
+            one = tps[i:i + 1]
+            out[i] = f(a._replace(n_kv_heads=int(one[0])), one, fn)[0]
+        return out
+
+    return over
+
+
+def moe_layer_dense(a: g.ArchNumbers, tp: Any) -> Any:
+    """A MoE layer's parameters on a TP rank but its routed experts'."""
+    return g.params_layer_moe(a, tp) - g.params_routed_experts(a, tp)
+
+
 def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> bool:
     """True when ``validate.check_layout`` accepts ``layout`` for ``a`` (no GPU count): positive
-    degrees, TP dividing the heads, KV heads (or, with ``replicate_kv``, a multiple of them)
-    and FFN widths, PP at most the layers, virtual stages only interleaved and dividing the
-    layers, EP only for MoE and dividing the experts, ETP dividing the expert width and
-    ETP P_e dividing P_t P_c P_d (``validate.check_expert_grid``), a hybrid shard's P_z
-    dividing P_d P_c (``validate.check_zero_shard``)."""
+    degrees, TP dividing the heads and FFN widths and dividing the KV heads or a multiple of
+    them (an engine replicates them, ``replicate_kv``; a Megatron-core trainer sub-shards the
+    QKV activations, ``validate.KV_SUBSHARD_COMMIT``), PP at most the layers, virtual
+    stages only interleaved and dividing the layers, EP only for MoE and dividing the
+    experts, ETP dividing the expert width and ETP P_e dividing P_t P_c P_d
+    (``validate.check_expert_grid``), a hybrid shard's P_z dividing P_d P_c
+    (``validate.check_zero_shard``)."""
     degrees = (
         layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.expert_tp,
         layout.micro_batch,
@@ -111,7 +137,7 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
         return False
     tp = layout.tp
     widths = [a.n_heads]
-    if not (replicate_kv and replicates_kv(a, tp)):
+    if not replicates_kv(a, tp):  # an engine replicates, a Megatron-core trainer sub-shards
         widths.append(a.n_kv_heads)
     if not a.moe or a.first_dense_layers:
         widths.append(a.d_ff)
@@ -218,8 +244,8 @@ def memory_per_stage(
     a = arch_numbers(arch)
     mode = Mode(mode)
     _check(a, layout, replicate_kv=mode is Mode.GENERATE)
-    if mode is Mode.GENERATE and replicates_kv(a, layout.tp):
-        a = a._replace(n_kv_heads=layout.tp)  # one replicated KV head per rank
+    if replicates_kv(a, layout.tp):  # one KV head per rank: an engine's replicated one, or
+        a = a._replace(n_kv_heads=layout.tp)  # a Megatron-core trainer's sub-sharded QKV
     dt = workload if isinstance(workload, Dtypes) else Dtypes.of(workload)
     share = data_share(layout, sequences, seq_len)  # the same split as parallel.memory
     tp, sp_on, zero = layout.tp, layout.sp, layout.zero

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.compiled.memory import Dtypes, saved_bytes
+from rlmcost.compiled.memory import Dtypes, moe_layer_dense, per_kv_arch, saved_bytes
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
@@ -120,9 +120,9 @@ def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
     import numpy as np
 
     etp = tp if etp is None else etp  # Megatron-core's default expert TP
-    ok = (dp >= 1) & (tp >= 1) & (pp >= 1) & (cp >= 1) & (ep >= 1) & (micro_batch >= 1)
-    ok = ok & (virtual_stages >= 1) & (np.mod(a.n_heads, tp) == 0)
-    ok = ok & (np.mod(a.n_kv_heads, tp) == 0) & (pp <= a.n_layers)
+    kv = (np.mod(a.n_kv_heads, tp) == 0) | (np.mod(tp, a.n_kv_heads) == 0)  # or sub-sharded
+    ok = (dp >= 1) & (tp >= 1) & (pp >= 1) & (cp >= 1) & (ep >= 1) & (micro_batch >= 1) & kv
+    ok = ok & (virtual_stages >= 1) & (np.mod(a.n_heads, tp) == 0) & (pp <= a.n_layers)
     if not a.moe or a.first_dense_layers:
         ok = ok & (np.mod(a.d_ff, tp) == 0)
     if a.moe:
@@ -231,9 +231,9 @@ def sweep_train_steps(
     def per_tp(value: Any) -> Any:
         return _along(value, tp_values)[tp_index]
 
-    layer_dense = per_tp(g.params_layer_dense(a, tp_values))
-    routed = g.params_routed_experts(a, tp_values)
-    moe_dense = per_tp(g.params_layer_moe(a, tp_values) - routed)
+    by_tp = per_kv_arch(a, tp_values)  # one KV head per rank above the KV heads
+    layer_dense = by_tp(g.params_layer_dense)[tp_index]
+    moe_dense = by_tp(moe_layer_dense)[tp_index]
     routed_here = g.params_routed_experts(a, etp) // ep
     embedding = per_tp(g.params_embedding(a, tp_values))
     vocab_tp = per_tp(-(-a.vocab // tp_values))
@@ -247,7 +247,7 @@ def sweep_train_steps(
     def saved(kind_moe: bool, mode: Any) -> Any:
         """Saved bytes per token of one layer kind: a (TP degree, checkpointing, sp) table."""
         table = np.stack([
-            np.stack([_along(saved_bytes(a, tp_values, q, c, kind_moe, x), tp_values)
+            np.stack([by_tp(lambda b, t, q=q, c=c: saved_bytes(b, t, q, c, kind_moe, x))
                       for c in Checkpointing], axis=-1)
             for q in (False, True)
         ], axis=-1)  # fmt: skip

@@ -47,6 +47,7 @@ from rlmcost.placement.group_train import (
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
+from rlmcost.placement.kv_subshard import check_kv_subshard
 from rlmcost.placement.length_notes import length_note, over_budget_note
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
@@ -165,6 +166,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     memo.by_identities(_POLICY, (dep.engine, dep.train, dep.forward, *dep.groups),
                        lambda: check_policy(dep, generates),  # deployment.megatron_engine
                        also=(dep.ideal, dep.framework, generates))  # fmt: skip
+    trained = {t.role for t in tasks if t.kind is Kind.TRAIN}  # a Hugging Face trainer's TP
+    check_kv_subshard(dep, [specs[r] for r in specs if r in trained])  # <= its KV heads
     dep = canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []

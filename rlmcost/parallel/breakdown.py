@@ -121,6 +121,8 @@ def stage_params(
     linear-attention layer's whole Gated DeltaNet (slime's and miles's trainer,
     :mod:`rlmcost.perf.linear_mixer`)."""
     a, tp = arch_numbers(arch), layout.tp
+    if tp > a.n_kv_heads and not tp % a.n_kv_heads:  # one KV head per rank (shard.tp_shard)
+        a = a._replace(n_kv_heads=tp)
     units = [0]
     dense = 0
     expert = 0

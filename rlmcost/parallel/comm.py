@@ -18,6 +18,9 @@ under full checkpointing):
   reduce-scatter and every all-gather precedes a column-parallel product: forward 2 all-gather
   + 2 reduce-scatter, backward 2 reduce-scatter + 4 all-gather (Megatron-LM re-gathers the
   sharded inputs of the column-parallel products for their weight gradients).
+* TP above the KV heads (Megatron-core's QKV sub-sharding, :mod:`rlmcost.perf.qkv_subshard`):
+  per softmax-attention layer and micro-batch an all-gather of the QKV output (b s (h + 2 h_kv)
+  d_h elements) forward and a reduce-scatter of its gradient backward.
 * CP (ring attention, Liu et al. 2023; Megatron-LM's CP): per layer and micro-batch the rank's
   K and V block (b s 2 h_kv d_h / P_t elements) travels P_c - 1 hops forward, and K, V and
   their gradients P_c - 1 hops each backward.
@@ -65,7 +68,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import DataShare, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage, stages, tp_shard
-from rlmcost.parallel.validate import check_layout
+from rlmcost.parallel.validate import check_layout, kv_subsharded
 from rlmcost.parallel.zero_groups import zero_groups
 from rlmcost.specs.hardware import HardwareSpec
 from rlmcost.specs.workload import Workload
@@ -253,6 +256,10 @@ def _stage_traffic(
             add("sp", Collective.REDUCE_SCATTER, t, reduce_calls, act, ("tp",))
         else:
             add("tp", Collective.ALL_REDUCE, t, reduce_calls, act, ("tp",))
+        attention = stage.layers - int(arch.linear_layers_of(stage.layers))  # softmax layers
+        gathered = qkv_gather_bytes(arch, t, tokens, x)  # QKV sub-sharding (tp > kv heads)
+        add("tp", Collective.ALL_GATHER, t, n_mb * attention * fwd_passes, gathered, ("tp",))
+        add("tp", Collective.REDUCE_SCATTER, t, n_mb * attention, gathered, ("tp",))
     if layout.cp > 1:
         kv_block = tokens * 2 * int(tp_shard(arch, t).kv_width) * x
         hops = (layout.cp - 1) * stage.layers * n_mb * (fwd_passes + 2)
@@ -296,6 +303,29 @@ def _stage_traffic(
             shard = -(-n_params // ranks) * r
             add(strategy, Collective.ALL_REDUCE, g.replicas, calls, shard, g.replica_dims)
     return out
+
+
+def qkv_gather_elements_per_token(arch: Arch) -> int:
+    """Elements of ``mixed_qkv`` per token after the all-gather of Megatron-core's QKV
+    sub-sharding: (h + 2 h_kv) d_h, plus h d_h with an output gate
+    (:mod:`rlmcost.perf.qkv_subshard`).
+
+    >>> from rlmcost.specs import get_model
+    >>> qkv_gather_elements_per_token(get_model("llama-3.1-70b").arch())  # (64 + 16) * 128
+    10240
+    """
+    h, h_kv, d_h = int(arch.n_heads), int(arch.n_kv_heads), int(arch.head_dim)
+    return ((2 if arch.attn_output_gate else 1) * h + 2 * h_kv) * d_h
+
+
+def qkv_gather_bytes(arch: Arch, tp: int, tokens: int, x: int) -> int:
+    """The gathered tensor's bytes (the all-gather's and the reduce-scatter's M) of one
+    softmax-attention layer for ``tokens`` positions at ``x`` bytes an element (the activation
+    dtype) on a Megatron-core trainer at TP ``tp`` (:mod:`rlmcost.perf.qkv_subshard`); 0
+    where ``tp`` does not exceed the KV heads (or for MLA, whose heads split as usual)."""
+    if tp == 1 or arch.is_mla or not kv_subsharded(arch, tp):
+        return 0
+    return tokens * qkv_gather_elements_per_token(arch) * x
 
 
 def traffic_per_stage(

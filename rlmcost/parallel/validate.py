@@ -41,17 +41,54 @@ def _show(xs: list[int], limit: int = 8) -> str:
     return ", ".join(map(str, xs[:limit])) + (", ..." if len(xs) > limit else "")
 
 
+KV_SUBSHARD_COMMIT = "f7dfb99795"
+"""Megatron-core's commit that lets a training TP degree be a multiple of the KV heads
+(NVIDIA/Megatron-LM f7dfb99795, "Support TP greater than num_kv_heads by supporting QKV
+activation sub-sharding (#2565)", 2025-12-06; first release core_v0.16.0): ``TransformerConfig.
+__post_init__`` accepts ``num_query_groups`` a multiple or a divisor of the TP size, and
+``SelfAttention.get_query_key_value_tensors`` (megatron/core/transformer/attention.py, the same
+at d98e8a64dd) all-gathers ``mixed_qkv`` over the TP group when ``num_query_groups`` < TP
+(:func:`rlmcost.parallel.comm.qkv_gather_elements_per_token`)."""
+
+
+def kv_subsharded(arch: Arch, tp: int) -> bool:
+    """Whether a Megatron-core trainer at TP ``tp`` sub-shards the QKV activations of
+    ``arch`` (:data:`KV_SUBSHARD_COMMIT`): more TP ranks than KV heads, a multiple of them.
+
+    >>> from rlmcost.specs import get_model
+    >>> a = get_model("llama-3.1-70b").arch()
+    >>> kv_subsharded(a, 8), kv_subsharded(a, 16), kv_subsharded(a, 12)
+    (False, True, False)
+    """
+    h_kv = int(arch.n_kv_heads)
+    return tp > h_kv and tp % h_kv == 0
+
+
+def subshard_note(tp: int, h: int, h_kv: int) -> str:
+    """The note of a training TP ``tp`` above the ``h_kv`` KV heads (:func:`kv_subsharded`)."""
+    return (f"tp={tp} > kv heads={h_kv}: Megatron-core's QKV activation sub-sharding "
+            f"(Megatron-LM {KV_SUBSHARD_COMMIT}, core 0.16+): the fused QKV projection stays "
+            "split over the TP ranks, each attention layer all-gathers its output over the TP "
+            "group (a reduce-scatter backward; rlmcost.perf.qkv_subshard) and each rank "
+            f"attends with one KV head and {h // tp} query heads")
+
+
 def check_layout(
-    arch: Arch, layout: Layout, n_gpus: int | None = None, replicate_kv: bool = False
+    arch: Arch, layout: Layout, n_gpus: int | None = None, replicate_kv: bool = False,
+    subshard_kv: bool = True,
 ) -> list[str]:
     """Raise :class:`SpecError` for a layout that cannot run ``arch``; return notes (e.g. an
     uneven pipeline split) for one that can.
 
     Rules: degrees are positive integers and P_d P_t P_p P_c is the GPU count (EP is folded
     inside it, :mod:`rlmcost.parallel.layout`); TP divides the query
-    and key/value heads and the FFN widths (Megatron-LM's split), except that with
-    ``replicate_kv`` (an inference engine) TP may be a multiple of the KV heads, each rank
-    holding one replicated head (vLLM); PP stages each get a layer
+    heads and the FFN widths and divides the key/value heads (Megatron-LM's split) or is a
+    multiple of them: an inference engine (``replicate_kv``) then holds one replicated KV head
+    per rank (vLLM), a trainer is Megatron-core's, which since :data:`KV_SUBSHARD_COMMIT`
+    sub-shards the QKV activations (rlmcost models Megatron-core at d98e8a64dd; a Hugging Face /
+    FSDP trainer keeps the rule that TP divides the KV heads:
+    :func:`rlmcost.placement.kv_subshard.check_kv_subshard`); ``subshard_kv`` False keeps that
+    rule here too (``placement.inputs.auto_tp``'s preference); PP stages each get a layer
     (an uneven split is allowed and stated); interleaving needs L divisible by P_p v;
     Megatron-core's split options have their own rules (``pipeline_split.split_problem``); EP needs
     a MoE model and divides its experts; expert TP divides the expert width, and ETP P_e
@@ -78,12 +115,11 @@ def check_layout(
             f"(EP is folded inside dp*tp*cp); {fix}"
         )
     h, h_kv = int(arch.n_heads), int(arch.n_kv_heads)
-    replicated = replicate_kv and layout.tp > h_kv and layout.tp % h_kv == 0
-    if h % layout.tp or (h_kv % layout.tp and not replicated):
+    beyond = kv_subsharded(arch, layout.tp) and (replicate_kv or subshard_kv)
+    if h % layout.tp or (h_kv % layout.tp and not beyond):
         why = (
-            f"training TP splits the kv heads (Megatron-LM), so tp must divide kv heads={h_kv}; "
-            "an inference engine replicates them instead (--rollout-tp "
-            f"{layout.tp} with a training --tp of at most {h_kv}); "
+            f"without Megatron-core's QKV sub-sharding ({KV_SUBSHARD_COMMIT}) training TP "
+            f"splits the kv heads, so tp must divide kv heads={h_kv}; "
             if h % layout.tp == 0 and layout.tp % h_kv == 0
             else ""
         )
@@ -91,12 +127,14 @@ def check_layout(
             f"tp={layout.tp} must divide heads={h} and kv heads={h_kv}; {why}"
             f"try one of {_show(_common_divisors(h, h_kv))}"
         )
-    if replicated:
+    if beyond and replicate_kv:
         notes.append(
             f"tp={layout.tp} > kv heads={h_kv}: each rank holds one KV head, every head "
             f"replicated on {layout.tp // h_kv} ranks (vLLM), so the KV cache per rank does not "
             "shrink below one head"
         )
+    elif beyond:
+        notes.append(subshard_note(layout.tp, h, h_kv))
     widths = {"d_ff": int(arch.d_ff)} if not arch.is_moe or arch.first_dense_layers else {}
     if arch.is_moe:
         widths["d_expert"] = int(arch.d_expert)

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 from rlmcost.choices import Head
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Checkpointing
+from rlmcost.perf.qkv_subshard import add_qkv_gather
 from rlmcost.perf.selective_ac import SelectiveRecompute, attention_fwd_flops
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     q, kv = int(sh.q_width), int(sh.kv_width)
     gemm(T, q + 2 * kv, d, -1)  # the attention block _layer priced
     gemm(T, d, q, -1)
+    add_qkv_gather(c, out, -1)  # no QKV all-gather (a TP above the KV heads: perf.qkv_subshard)
     attn, fa2 = attention_fwd_flops(c), opt.attention is AttentionKernel.FLASH2
     out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.attention_dropout, fa2)
     out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.attention_dropout, fa2)

@@ -33,6 +33,9 @@ collective by the alpha-beta model (``perf.collectives``):
   forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
 * **Communication**, with overlap rules per strategy:
 
+  - TP above the KV heads (Megatron-core's QKV sub-sharding): an all-gather of the QKV
+    output per attention layer forward, a reduce-scatter backward (:mod:`~rlmcost.perf.
+    qkv_subshard`), exposed.
   - TP (Shoeybi et al. 2019): 2 all-reduces of the [T, d] activations per layer forward and 2
     backward (SP: all-gather + reduce-scatter pairs, the same bytes; Korthikanti et al. 2022 §4.2.2;
     the backward re-gathers overlap the data-gradient GEMMs), plus the vocabulary-parallel embedding
@@ -78,12 +81,13 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
+from rlmcost.perf.qkv_subshard import PART, add_qkv_gather
 from rlmcost.perf.selective_ac import recompute
 from rlmcost.perf.step_options import AttentionKernel, StepOptions
 from rlmcost.specs.workload import Workload
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
-COMM_PARTS = ("tp", "sp", "cp", "ep", "pp", "dp")
+COMM_PARTS = ("tp", "sp", PART, "cp", "ep", "pp", "dp")  # PART: perf.qkv_subshard
 
 
 @dataclass
@@ -269,6 +273,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             ar = c.comm(Collective.ALL_REDUCE, act, t, ("tp",))
             out.fwd["tp"] += n * ar
             out.bwd["tp"] += n * ar
+    add_qkv_gather(c, out)  # a TP above the KV heads: Megatron-core's QKV all-gather
     if moe and lay.ep > 1:
         from rlmcost.perf.moe_ffn import ep_comm_s
 

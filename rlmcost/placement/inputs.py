@@ -143,12 +143,14 @@ def _arch(spec: ModelSpec) -> Arch:
 
 def auto_tp(arch: Arch, hardware: HardwareSpec, weight_bytes: int) -> int:
     """The smallest power-of-two TP degree (up to a node) that divides the heads and widths and
-    puts at most half the HBM of weights on a device: room for KV cache and activations."""
+    puts at most half the HBM of weights on a device: room for KV cache and activations. TP
+    divides the KV heads too (no QKV sub-sharding, ``validate.KV_SUBSHARD_COMMIT``: a trainer
+    of any framework can run the degree it picks)."""
     tp = 1
     while tp < hardware.gpus_per_node:
         ok = True
         try:
-            check_layout(arch, Layout(tp=tp))
+            check_layout(arch, Layout(tp=tp), subshard_kv=False)
         except SpecError:
             ok = False
         if ok and weight_bytes / tp <= hardware.hbm_bytes / 2:

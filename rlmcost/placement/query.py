@@ -25,6 +25,7 @@ from rlmcost.deployment.resolve import (
     with_image_tokens,
 )
 from rlmcost.errors import SpecError
+from rlmcost.parallel.validate import subshard_note
 from rlmcost.placement.inputs import Setup, auto_tp
 from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.lengths import LengthDist, parse_length_dist
@@ -120,15 +121,19 @@ class Query:
         hit = self._kept.get(("kv notes", id(g)))
         if hit is not None and hit[0] is g:
             return hit[1]
-        out = []
+        out: list[str] = []
         for j in g.jobs:
-            kv = int(setup.arch(j.task.role).n_kv_heads)
+            arch = setup.arch(j.task.role)
+            kv = int(arch.n_kv_heads)
             if j.task.kind is Kind.GENERATE and j.layout.tp > kv:
                 out.append(
                     f"{j.task.label()} on {g.name}: tp={j.layout.tp} > kv heads={kv}: each rank "
                     f"holds one KV head, replicated on {j.layout.tp // kv} ranks (vLLM), so the "
                     "KV cache per rank does not shrink below one head"
                 )
+            elif j.task.kind is Kind.TRAIN and j.layout.tp > kv:  # a Megatron-core trainer
+                out.append(f"{j.task.label()} on {g.name}: "
+                           + subshard_note(j.layout.tp, int(arch.n_heads), kv))
         notes = tuple(out)
         self._kept.pop(("kv notes", id(g)), None)  # another estimate's, freed since
         self.kept(("kv notes", id(g)), lambda: (g, notes))

@@ -82,7 +82,9 @@ def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...]
                             f"of {', '.join(ok)}")  # fmt: skip
         if not engine and t not in tp_degrees(a, t):
             raise SpecError(f"{label}: the trainer's TP must divide {shape}, kv heads="
-                            f"{a.n_kv_heads} and FFN widths (Megatron-LM's split); try one "
+                            f"{a.n_kv_heads} and FFN widths (Megatron-LM's split; the plan does "
+                            "not search Megatron-core's TP above the kv heads, which `rlmcost "
+                            "grpo --tp` evaluates); try one "
                             f"of {', '.join(map(str, tp_degrees(a, 16)))}")  # fmt: skip
 
 

@@ -1,0 +1,70 @@
+"""Which trainers may run a TP degree above the KV heads: Megatron-core's alone.
+
+``parallel.validate.check_layout`` takes a training TP that is a multiple of the KV heads
+(and divides the query heads) as Megatron-core takes it since NVIDIA/Megatron-LM f7dfb99795
+(``validate.KV_SUBSHARD_COMMIT``; rlmcost models Megatron-core at d98e8a64dd for every
+framework's Megatron backend, with no older version: NeMo RL at 7ea279abf trains
+Qwen3.5-397B-A17B, 2 KV heads, at TP 8 in
+examples/configs/recipes/llm/grpo-qwen3.5-397ba17b-32n8g-megatron.v2.yaml). A trainer that runs
+a Hugging Face model splits ``k_proj`` and ``v_proj`` column-wise by heads and has no such
+sub-sharding, so :func:`check_kv_subshard` refuses it there:
+
+* NeMo RL's DTensor policy (``Behaviour.hf_trainer == "zero3"``) asserts
+  ``num_key_value_heads % tp_mesh.size() == 0`` (nemo_rl/models/dtensor/parallelize.py at
+  7ea279abf, ``_parallelize_model``);
+* any other Hugging Face trainer (``pass_options.runs_hf_model``; ``--kernels liger``, Liger's
+  patch over a Hugging Face model) shards with the model's tensor-parallel plan, whose
+  column-wise ``k_proj`` / ``v_proj`` each rank then views as ``num_key_value_heads / tp``
+  heads, which must be whole (the same rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rlmcost.deployment.kinds import TrainerKernels
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.parallel.validate import KV_SUBSHARD_COMMIT
+from rlmcost.placement.grad_buffer import _MEGATRON_AT
+from rlmcost.placement.pass_options import runs_hf_model
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.specs import ModelSpec
+
+_WHY = {
+    "zero3": "NeMo RL's DTensor policy asserts num_key_value_heads % tp == 0 "
+             "(nemo_rl/models/dtensor/parallelize.py)",
+}
+"""The source of the refusal by ``Behaviour.hf_trainer`` (module docstring); others: the
+Hugging Face model's tensor-parallel plan."""
+
+
+def check_kv_subshard(dep: Deployment, models: Iterable[ModelSpec]) -> None:
+    """SpecError where a trainer layout of ``dep`` (its ``train`` and its groups') runs a
+    Hugging Face model (module docstring) at a TP above the KV heads of one of the trained
+    ``models``; nothing for the paper's ideal run or a Megatron-core trainer."""
+    if dep.ideal:
+        return
+    beh = behaviour(dep.framework)
+    layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
+    for train in layouts:
+        liger = train.kernels is TrainerKernels.LIGER
+        hf = liger or (beh is not None and runs_hf_model(beh, train))
+        if not hf or train.tp == 1:
+            continue
+        for spec in models:
+            h_kv = spec.n_kv_heads
+            if train.tp <= h_kv or train.tp % h_kv:
+                continue
+            who = f"{dep.framework}'s trainer" if beh is not None else "the trainer"
+            why = _WHY.get(beh.hf_trainer if beh is not None and not liger else "",
+                           "its tensor-parallel plan splits k_proj and v_proj by heads")
+            fix = _MEGATRON_AT.get(beh.hf_trainer, "") if beh is not None else ""
+            raise SpecError(
+                f"tp={train.tp} > kv heads={h_kv} of {spec.name}: {who} runs a Hugging Face "
+                f"model at this layout ({why}); only Megatron-core sub-shards the QKV "
+                f"activations (Megatron-LM {KV_SUBSHARD_COMMIT}): give --tp dividing "
+                f"{h_kv}{fix}")
