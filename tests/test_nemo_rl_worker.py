@@ -85,6 +85,17 @@ def test_v2_runs_automodels_moe_classes_whole_layers_stopped_early() -> None:
                                  why="NeMo Automodel has no class of its own") in notes
 
 
+@pytest.mark.parametrize("model", ["glm-4.7-flash", "minimax-m2", "qwen3.5-35b-a3b",
+                                   "qwen3-vl-30b-a3b"])
+def test_later_automodel_classes_are_their_own(model: str) -> None:
+    # NeMo Automodel 24b47e85 (NeMo RL @7ea279abf's pin) nemo_automodel/_transformers/
+    # registry.py MODEL_ARCH_MAPPING names Glm4MoeLiteForCausalLM, MiniMaxM2ForCausalLM,
+    # Qwen3_5MoeForConditionalGeneration and Qwen3VLMoeForConditionalGeneration
+    flags, notes = _import(CKPT, f"policy.model_name={model}", f"+{C}._v2=true")
+    assert "--no-module-ckpt" in flags and "--no-recompute-early-stop" not in flags
+    assert AUTOMODEL_NOTE.format(model=model) in notes
+
+
 def test_an_unknown_models_class_is_not_guessed() -> None:
     flags, notes = _import(CKPT, f"+{C}._v2=true", "policy.model_name=org/NotAModel-1B")
     assert "--no-module-ckpt" not in flags and any("unknown to rlmcost" in n for n in notes)

@@ -30,7 +30,8 @@ v0.5.0), whose parallelizer checkpoints by the model's class:
   ``state_dict_adapter.py``): those two run as transformers classes. The MoE classes keep
   theirs (:data:`AUTOMODEL_CLASSES`: Qwen3-MoE, DeepSeek-V3 (and Kimi-K2, whose config.json
   names ``DeepseekV3ForCausalLM``), GLM-4-MoE, Qwen3-Next, GPT-OSS (``GptOssForCausalLM``,
-  components/models/gpt_oss/, an ``MoEFSDPSyncMixin`` as DeepSeek-V3's); their adapters
+  components/models/gpt_oss/, an ``MoEFSDPSyncMixin`` as DeepSeek-V3's), and at 24b47e85
+  GLM-4.7-Flash, MiniMax-M2, Qwen3.5-MoE, Qwen3-VL-MoE and Nemotron-H; their adapters
   implement it), parallelized by ``nemo_automodel/components/moe/parallelizer.py``
   ``apply_ac``: each block in ``checkpoint_wrapper`` (non-reentrant, early stop on), a
   whole-layer checkpoint: ``--no-module-ckpt``. Their own layer kernels (Automodel's MoE
@@ -58,9 +59,15 @@ if TYPE_CHECKING:
     from rlmcost.frameworks.result import ImportedQuery
 
 AUTOMODEL_CLASSES = frozenset({"qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "qwen3_next",
-                               "gpt_oss"})  # fmt: skip
+                               "gpt_oss", "glm4_moe_lite", "minimax_m2", "qwen3_5_moe",
+                               "qwen3_vl_moe", "nemotron_h"})  # fmt: skip
 """The ``model_type`` of rlmcost's models whose NeMo RL v2 worker runs NeMo Automodel's own
-class (module docstring: registry and adapters at Automodel 92635e74 and 24b47e85)."""
+class (module docstring: registry and adapters at Automodel 92635e74 and 24b47e85). The last
+five are in the registry at 24b47e85 (NeMo RL @7ea279abf's pin; not at 92635e74):
+``Glm4MoeLiteForCausalLM`` (its adapter is GLM-4-MoE's), ``MiniMaxM2ForCausalLM``,
+``Qwen3_5MoeForConditionalGeneration``, ``Qwen3VLMoeForConditionalGeneration`` and
+``NemotronHForCausalLM`` (components/models/nemotron_v3), each an ``MoEFSDPSyncMixin`` whose
+state-dict adapter has ``convert_single_tensor_to_hf``, so ``_maybe_set_force_hf`` keeps them."""
 
 V1_NOTE = ("policy.dtensor_cfg._v2 false (NeMo RL's code default): the DTensor v1 worker, "
            "each layer's modules checkpointed apart, non-reentrant (--module-ckpt; "
