@@ -22,6 +22,7 @@ from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.model_overrides import overridden_model
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
+from rlmcost.frameworks.nemo_rl_automodel import automodel_parallel
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_engine import import_engine
@@ -173,11 +174,12 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         c = "policy.dtensor_cfg"
         tp = r.integer(f"{c}.tensor_parallel_size", 1)
         cp = r.integer(f"{c}.context_parallel_size", 1)
-        pp, ep, etp = 1, 1, None
+        pp, etp = 1, None
         sp = r.flag(f"{c}.sequence_parallel", False)
         zero = "3"
         ckpt: str | bool = r.flag(f"{c}.activation_checkpointing", False)
-        dtensor_worker(r, q, ckpt is True)  # v1 or v2 (_v2), and its checkpoint (nemo_rl_worker)
+        v2, own = dtensor_worker(r, q, ckpt is True)  # v1 or v2 (_v2), its checkpoint
+        ep = automodel_parallel(r, q, own, v2, tp, cp)  # EP and HSDP (nemo_rl_automodel)
         if r.flag(f"{c}.cpu_offload", False):
             q.set("--offload", "optimizer,params,grads")
         # both workers load the model in float32 whatever policy.precision (nemo_rl_worker)

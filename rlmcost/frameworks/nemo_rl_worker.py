@@ -90,43 +90,47 @@ AUTOMODEL_NOTE = (
 )
 
 
-def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
+def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> tuple[bool, bool | None]:
     """Read ``policy.dtensor_cfg._v2`` (and ``automodel_kwargs.force_hf``) and, under full
     recomputation (``ckpt``), set the checkpoint the worker runs (module docstring). An
-    Automodel MoE class under tensor parallelism is refused, as Automodel refuses it."""
+    Automodel MoE class under tensor parallelism is refused, as Automodel refuses it.
+    Returns whether the worker is v2 and whether it builds Automodel's own class (None: the
+    model's class unknown to rlmcost)."""
     c = "policy.dtensor_cfg"
     v2 = r.flag(f"{c}._v2", False)
     forced = r.flag(f"{c}.automodel_kwargs.force_hf", False)
     model = str(dict(q.flags)["--model"])
     mt = _model_type(model)
     own = v2 and not forced and mt in AUTOMODEL_CLASSES
+    kind = own if (own or forced or mt is not None) else None
     if own and r.integer(f"{c}.tensor_parallel_size", 1) > 1:
         raise SpecError(f"{r.where}: the DTensor v2 worker builds {model} from NeMo Automodel's "
                         "own MoE class, whose parallelizer refuses tensor parallelism "
                         "(components/moe/parallelizer.py parallelize_model @24b47e85); set "
                         f"{c}.automodel_kwargs.force_hf=true or tensor_parallel_size 1")
     if not ckpt:
-        return
+        return v2, kind
     if not v2:  # the preset prices the v2 worker (the examples' _v2: true)
         q.set("--module-ckpt")
         q.note(V1_NOTE)
-        return
+        return v2, kind
     if mt is None and not forced:  # the class, and so the checkpoint, unknown
         q.note(f"policy.dtensor_cfg._v2: the v2 worker checkpoints by {model}'s class (NeMo "
                "Automodel's or transformers'), unknown to rlmcost: give policy.model_name a "
                "config.json (rlmcost.frameworks.nemo_rl_worker)")  # fmt: skip
-        return
+        return v2, kind
     q.set("--no-module-ckpt")
     if own:
         q.set("--recompute-early-stop")  # the preset's transformers classes rerun whole
         q.note(AUTOMODEL_NOTE.format(model=model))
-        return
+        return v2, kind
     q.set("--no-recompute-early-stop")
-    kind = FORCED_HF.get(mt or "")
+    off = FORCED_HF.get(mt or "")
     why = ("automodel_kwargs.force_hf" if forced else
-           f"NeMo RL's _maybe_set_force_hf turns Automodel's {kind} class off" if kind else
+           f"NeMo RL's _maybe_set_force_hf turns Automodel's {off} class off" if off else
            "NeMo Automodel has no class of its own")  # fmt: skip
     q.note(REENTRANT_NOTE.format(model=model, why=why))
+    return v2, kind
 
 
 def _model_type(model: str) -> str | None:

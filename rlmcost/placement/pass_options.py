@@ -192,7 +192,8 @@ def _options_of(deployment: Deployment) -> StepOptions | None:
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
-    disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
+    plain_hf = hf and deployment.train.ep == 1  # EP > 1: NeMo Automodel's (nemo_rl_automodel)
+    disp = EpDispatcher.ALLTOALL if deployment.ideal or plain_hf else deployment.train.ep_dispatcher
     check_pad_dispatcher(deployment.train.moe_pad_to_capacity, disp)  # Megatron-core refuses
     check_swiglu_fusion(deployment, deployment.train, hf)  # first: as the memory model meets it
     liger = liger_layers(deployment, deployment.train, hf)  # (placement.glu_kernel)
