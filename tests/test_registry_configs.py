@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 import pytest
+from test_nemotron_h import NANO3, NANO12
 
 from rlmcost import blocks as bl
 from rlmcost.errors import SpecError
@@ -240,6 +241,9 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     # moonshotai/Kimi-K2-Thinking: the same sizes, YaRN factor 64 over 4096 positions
     # (slime scripts/models/kimi-k2-thinking.sh @624b824a: --rotary-scaling-factor 64.0)
     "kimi-k2-thinking": kimi_k2(262144),
+    # Mamba-2 hybrids (sources in tests/test_nemotron_h.py)
+    "nemotron-3-nano-30b-a3b": NANO3,
+    "nemotron-nano-12b-v2": NANO12,
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -466,7 +470,7 @@ def test_mimo_notes_its_left_out_mtp_layer():
     assert spec.mtp_layers == 1 and any("multi-token-prediction" in n for n in spec.notes)
 
 
-@pytest.mark.parametrize("mt", ["nemotron_h", "minimax_m2"])
+@pytest.mark.parametrize("mt", ["minimax_m2"])
 def test_unmodelled_types_say_why_in_one_line(tmp_path, mt):
     p = tmp_path / "config.json"
     p.write_text(json.dumps({**BASE, "model_type": mt}))

@@ -11,7 +11,8 @@ build, a vision tower left out, the models that still treat a window as full att
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
 (:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder plus a vision tower
 counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes Gated DeltaNet
-and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
+and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`); nemotron_h mixes Mamba-2,
+attention, MLP and MoE blocks (:mod:`rlmcost.specs.hf_nemotron_h`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`rlmcost.specs.hf_plausible.LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5,
@@ -29,6 +30,7 @@ from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
 from rlmcost.specs.hf_families import READ_AS, family_fields
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
+from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_vision import (
     vision_flops_per_patch,
@@ -44,10 +46,9 @@ SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
+    "nemotron_h",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
-    "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
-    "in rlmcost (only attention and Gated DeltaNet mixers)",
     "minimax_m2": "its q/k RMSNorms span every head's width (transformers MiniMaxM2Attention: "
     "q_norm over heads x head_dim), which ModelSpec's per-head qk_norm cannot say",
 }
@@ -263,6 +264,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     check_plausible(cfg, path)
     if mt in ("deepseek_v2", "deepseek_v3"):
         fields = _deepseek_fields(cfg, path)
+    elif mt == "nemotron_h":  # Mamba-2 / attention / FFN blocks (specs.hf_nemotron_h)
+        fields = nemotron_h_fields(cfg, path)
+        notes.append(MAMBA_NOTE)
     elif mt == "gpt2":
         fields = _gpt2(cfg, path)
     else:
