@@ -34,6 +34,14 @@ LEGACY = {"n_groups": "mamba_n_groups", "conv_kernel": "mamba_d_conv",
           "chunk_size": "mamba_chunk_size", "use_conv_bias": "mamba_conv_bias"}  # fmt: skip
 BLOCKS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
 
+UNMODELLED_IDS = {
+    "nvidia/nvidia-nemotron-3-super-120b-a12b-bf16": "Nemotron 3 Super is a nemotron_h model "
+    "with a latent MoE (moe_latent_size: experts in a latent width behind fc1/fc2_latent_proj; "
+    "transformers 5.24 NemotronHMoE, Megatron-Bridge nemotron_h_bridge.py @067f987d), which "
+    "has no cost model in rlmcost",
+}
+"""Hugging Face ids of nemotron_h checkpoints rlmcost cannot price, lower-case, with why."""
+
 MAMBA_NOTE = (
     "Mamba-2 layers (Nemotron-H): FLOPs of the SSD's chunked form in training and prefill and "
     "of its recurrent form in decode (arXiv:2405.21060), the state as a fixed per-sequence "
