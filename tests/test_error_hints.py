@@ -59,7 +59,7 @@ CASES = [
     ),
     (
         ["ppo", "-m", "30b", "--gpus", "8", "--zero", "3"],
-        r"did you mean (qwen3-30b-a3b)",
+        r"'30b' is ambiguous: (qwen3-30b-a3b) or nemotron-3-nano-30b-a3b\?",
         lambda a, m: _replace(a, "-m", m[1]),
     ),
     (

@@ -50,7 +50,7 @@ def test_hardware_lists_at_least_14_with_usable_memory_and_host_link():
 @pytest.mark.parametrize(
     "args, fragment",
     [(["train", "-m", "llama-3.1-8b", "--hardware", "a100"], "a100-40gb or a100-80gb?"),
-     (["blocks", "--model", "30b"], "did you mean qwen3-30b-a3b?")],
+     (["blocks", "--model", "30b"], "qwen3-30b-a3b or nemotron-3-nano-30b-a3b?")],
 )  # fmt: skip
 def test_partial_names_are_errors(args, fragment):
     r = run(*args)

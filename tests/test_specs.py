@@ -75,7 +75,7 @@ def test_aliases_and_case_insensitive_names(alias, name):
     "query, fragment",
     [("llama", "ambiguous"), ("gpt-5", "unknown model"), ("", "empty"),
      ("llama-3.1-7b", "did you mean"), ("mixtral-8x22", "did you mean mixtral-8x22b?"),
-     ("30b", "did you mean qwen3-30b-a3b?")],
+     ("30b", "ambiguous: qwen3-30b-a3b or nemotron-3-nano-30b-a3b")],
 )  # fmt: skip
 def test_bad_model_names(query, fragment):
     with pytest.raises(SpecError, match=fragment):
