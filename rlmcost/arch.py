@@ -91,6 +91,14 @@ class Arch:
     linear_key_head_dim: Size = 0  # d_k
     linear_value_head_dim: Size = 0  # d_v
     linear_conv_kernel: Size = 0  # K, width of the depthwise causal conv over q, k, v
+    # Mamba-2 (Dao & Gu 2024, arXiv:2405.21060) as the linear mixer (Nemotron-H, transformers
+    # ``NemotronHMamba2Mixer``): the linear_* sizes read H_k = n_groups (B and C, the keys and
+    # queries), d_k = ssm_state_size N, H_v = mamba_num_heads H, d_v = mamba_head_dim P.
+    linear_mamba: bool = False  # the linear mixer is a Mamba-2 SSD, not a Gated DeltaNet
+    linear_chunk: Size = 0  # Q, chunk length of the SSD's chunked (training, prefill) form
+    # Layers of one kind each (Nemotron-H): a layer here is a token mixer with its norm plus an
+    # FFN with its norm; ffn_free_layers of them hold the mixer and its norm alone.
+    ffn_free_layers: Size = 0  # layers without an FFN (and without the FFN's norm)
 
     def __hash__(self) -> int:
         """The hash of the fields (as the dataclass's own), kept on the instance after the
@@ -165,6 +173,29 @@ class Arch:
         if isinstance(lin, int) and isinstance(layers, int) and isinstance(self.n_layers, int):
             return lin * layers // self.n_layers
         return lin * layers / self.n_layers
+
+    @property
+    def n_ffn_free_layers(self) -> Size:
+        """Layers without an FFN: ffn_free_layers, at most the layers a slice of the model holds
+        (a head-only copy holds none)."""
+        free = self.ffn_free_layers
+        if isinstance(free, int) and free == 0:
+            return 0
+        if isinstance(free, int) and isinstance(self.n_layers, int):
+            return min(free, self.n_layers)
+        import sympy as sp  # a symbolic arch: the symbolic core has loaded sympy already
+
+        return sp.Min(free, self.n_layers)
+
+    def ffn_free_layers_of(self, layers: Size) -> Size:
+        """FFN-free layers among ``layers`` consecutive layers (a pipeline stage), in proportion
+        as :meth:`linear_layers_of` counts linear ones."""
+        free = self.ffn_free_layers
+        if isinstance(free, int) and free == 0:
+            return 0
+        if isinstance(free, int) and isinstance(layers, int) and isinstance(self.n_layers, int):
+            return free * layers // self.n_layers
+        return free * layers / self.n_layers
 
     @property
     def n_softmax_layers(self) -> Size:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 import pytest
+from test_nemotron_h import NANO3, NANO12
 
 from rlmcost import blocks as bl
 from rlmcost.errors import SpecError
@@ -356,6 +357,9 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "qwen3.5-397b-a17b": qwen35(60, 4096, 1024, 32, 2, 64, num_experts=512,
                                 num_experts_per_tok=10, moe_intermediate_size=1024,
                                 shared_expert_intermediate_size=1024),
+    # Mamba-2 hybrids (sources in tests/test_nemotron_h.py)
+    "nemotron-3-nano-30b-a3b": NANO3,
+    "nemotron-nano-12b-v2": NANO12,
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -606,7 +610,7 @@ def test_mimo_notes_its_left_out_mtp_layer():
     assert spec.mtp_layers == 1 and any("multi-token-prediction" in n for n in spec.notes)
 
 
-@pytest.mark.parametrize("mt", ["nemotron_h"])
+@pytest.mark.parametrize("mt", ["deepseek_v32", "glm_moe_dsa"])
 def test_unmodelled_types_say_why_in_one_line(tmp_path, mt):
     p = tmp_path / "config.json"
     p.write_text(json.dumps({**BASE, "model_type": mt}))

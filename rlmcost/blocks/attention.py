@@ -64,10 +64,72 @@ def linear_attention_weights_per_token(arch: Arch) -> sp.Expr:
     """
     kd = arch.linear_key_heads * arch.linear_key_head_dim
     vd = arch.linear_value_heads * arch.linear_value_head_dim
+    if arch.linear_mamba:  # :func:`mamba_weights_per_token`
+        return mamba_weights_per_token(arch)
     return sp.sympify(
         arch.d_model * (2 * kd + 2 * vd) + arch.d_model * 2 * arch.linear_value_heads
         + vd * arch.d_model
     )
+
+
+def mamba_weights_per_token(arch: Arch) -> sp.Expr:
+    """Weight elements one token multiplies in one Mamba-2 mixer's projections.
+
+    in_proj d -> 2 H P + 2 G N + H (the gate z, the conv input x, B and C, and dt per head),
+    out_proj H P -> d. Source: transformers ``NemotronHMamba2Mixer``
+    (models/nemotron_h/modeling_nemotron_h.py, 5.24: ``projection_size = intermediate_size +
+    conv_dim + num_heads``); Megatron-Core ``MambaMixer`` (megatron/core/ssm/mamba_mixer.py)
+    has the same in_proj and out_proj.
+    """
+    hp = arch.linear_value_heads * arch.linear_value_head_dim
+    gn = arch.linear_key_heads * arch.linear_key_head_dim
+    in_proj = arch.d_model * (2 * hp + 2 * gn + arch.linear_value_heads)
+    return sp.sympify(in_proj + hp * arch.d_model)
+
+
+def mamba_core_flops_per_token(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one token through one Mamba-2 mixer in its chunked form (training,
+    prefill), projections aside: the SSD of Dao & Gu 2024 (arXiv:2405.21060 §6, Listing 1)
+    as the mamba_ssm Triton kernels run it (``mamba_chunk_scan_combined``:
+    ``_bmm_chunk_fwd``, ``_chunk_state_fwd``, ``_chunk_scan_fwd``).
+
+    Per token, with chunk Q, state N, head width P, H heads and G groups: the depthwise
+    causal conv over x, B and C, 2 K (H P + 2 G N); the chunk's C B^T per group, 2 Q N G (a
+    whole Q x Q block per chunk, as the kernels compute it); the intra-chunk output
+    (C B^T o L) x, 2 Q P per head; the chunk's state B^T x, 2 N P per head; and the output
+    from the previous chunks' state C h, 2 N P per head: 2 K conv + 2 Q N G + H (2 Q P + 4 N P).
+    The inter-chunk state passing (a scan of decays), the gated RMSNorm, D x and the softplus
+    of dt are elementwise and left out, as all elementwise work is. transformers' torch path
+    (``mamba2_chunk_scan``) repeats B and C to every head (2 Q N H in place of 2 Q N G) and
+    combines the chunk states by an einsum over (chunks + 1)^2 pairs; tests/
+    test_nemotron_h.py counts both with FlopCounterMode.
+    """
+    q, n = arch.linear_chunk, arch.linear_key_head_dim
+    heads, p, groups = arch.linear_value_heads, arch.linear_value_head_dim, arch.linear_key_heads
+    conv = 2 * arch.linear_conv_kernel * arch.linear_conv_width
+    return sp.sympify(conv + 2 * q * n * groups + heads * (2 * q * p + 4 * n * p))
+
+
+def mamba_decode_core_flops_per_token(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one decode token through one Mamba-2 mixer, projections aside: the
+    recurrent form with its fixed state (arXiv:2405.21060 eq. 1; transformers
+    ``mamba2_selective_state_update``, mamba_ssm ``selective_state_update``).
+
+    The conv over its K-wide window, 2 K (H P + 2 G N); per head on its P x N state h: the
+    decay exp(dt A) h (P N multiplies), the rank-1 input dt x B^T (P N multiplies) and its
+    addition (P N adds), and the read-out h C (2 P N): 2 K conv + 5 H P N.
+    """
+    state = arch.linear_value_heads * arch.linear_value_head_dim * arch.linear_key_head_dim
+    return sp.sympify(2 * arch.linear_conv_kernel * arch.linear_conv_width + 5 * state)
+
+
+def linear_decode_saving_per_token(arch: Arch) -> sp.Expr:
+    """FLOPs one decode token does not spend in one linear-attention layer against the per-token
+    count of :func:`linear_attention_core_flops_per_token`: the Mamba-2 chunked core less its
+    recurrent form (0 for a Gated DeltaNet, counted recurrent in both)."""
+    if not arch.linear_mamba:
+        return sp.Integer(0)
+    return sp.expand(mamba_core_flops_per_token(arch) - mamba_decode_core_flops_per_token(arch))
 
 
 def linear_attention_core_flops_per_token(arch: Arch) -> sp.Expr:
@@ -82,6 +144,8 @@ def linear_attention_core_flops_per_token(arch: Arch) -> sp.Expr:
     for prefill and training (chunk 64) does the same work up to intra-chunk terms of
     O(chunk) per token and head, which this count leaves out.
     """
+    if arch.linear_mamba:  # a Mamba-2 mixer: :func:`mamba_core_flops_per_token`
+        return mamba_core_flops_per_token(arch)
     core = 6 * arch.linear_value_heads * arch.linear_key_head_dim * arch.linear_value_head_dim
     return sp.sympify(2 * arch.linear_conv_kernel * arch.linear_conv_width + core)
 

@@ -88,6 +88,11 @@ def activation_bytes_per_token_layer(
       shared expert copy of the token, plus the router logits E in fp32). ``fused_glu`` may be
       a 0/1 symbol (the generated functions' size).
 
+    An FFN-free layer (``ffn_free_layers``: Nemotron-H's mixer-only blocks) keeps neither the
+    FFN's norm input and input (2 d) nor the FFN's own. A linear-attention layer (Gated
+    DeltaNet, Mamba-2) is counted as an attention layer of the model's widths (the specs'
+    notes say so).
+
     A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
     SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
     measured with autograd's saved-tensor hooks (tests/test_torch_exact.py).
@@ -125,6 +130,8 @@ def activation_bytes_per_token_layer(
     total = arch.n_dense_layers * (attn + norms + ffn(False))
     if arch.is_moe:
         total += arch.n_moe_layers * (attn + norms + ffn(True))
+    # FFN-free layers (Nemotron-H's mixer-only blocks) keep no FFN input, FFN norm input or FFN
+    total -= arch.n_ffn_free_layers * (2 * x * arch.d_model + ffn(arch.is_moe))
     return sp.expand(total / arch.n_layers)
 
 

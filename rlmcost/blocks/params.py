@@ -40,7 +40,18 @@ def params_linear_attention_per_layer(arch: Arch) -> sp.Expr:
     """Parameters of one Gated DeltaNet token mixer (transformers ``Qwen3NextGatedDeltaNet``):
     its projections (:func:`~rlmcost.blocks.attention.linear_attention_weights_per_token`),
     the depthwise conv without bias (conv width x K), dt_bias and A_log (H_v each) and the
-    gated RMSNorm's weight (d_v, shared by the heads)."""
+    gated RMSNorm's weight (d_v, shared by the heads).
+
+    Mamba-2 (``linear_mamba``, transformers ``NemotronHMamba2Mixer``): in_proj and out_proj,
+    the depthwise conv over x, B and C with its bias ((K + 1) x conv width, ``use_conv_bias``),
+    dt_bias, A_log and D (H each) and the gated RMSNorm's weight (H P, normalized per group)."""
+    if arch.linear_mamba:
+        return sp.sympify(
+            linear_attention_weights_per_token(arch)
+            + arch.linear_conv_width * (arch.linear_conv_kernel + 1)
+            + 3 * arch.linear_value_heads
+            + arch.linear_value_heads * arch.linear_value_head_dim
+        )
     return sp.sympify(
         linear_attention_weights_per_token(arch)
         + arch.linear_conv_width * arch.linear_conv_kernel
@@ -75,6 +86,13 @@ def params_linear_mixer_delta(arch: Arch) -> sp.Expr:
     """Parameters a linear-attention layer holds beyond an attention layer: its Gated DeltaNet
     less the attention block it replaces (0 without linear attention)."""
     return sp.expand(params_linear_attention_per_layer(arch) - params_attention_per_layer(arch))
+
+
+def params_ffn_free_delta(arch: Arch) -> sp.Expr:
+    """Parameters an FFN-free layer (Nemotron-H's mixer-only block) holds less than a full one:
+    minus its FFN (the MoE block in a MoE model, else the dense FFN) and the FFN's norm."""
+    ffn = params_moe_per_layer(arch) if arch.is_moe else params_ffn(arch, arch.d_ff, arch.mlp_bias)
+    return sp.expand(-(ffn + params_norm(arch)))
 
 
 def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
@@ -153,6 +171,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
         body += arch.n_moe_layers * params_layer_moe(arch)
     # linear-attention layers: a Gated DeltaNet in place of the attention block
     body += arch.n_linear_layers * params_linear_mixer_delta(arch)
+    # layers of one kind each (Nemotron-H): some hold a mixer and no FFN
+    body += arch.n_ffn_free_layers * params_ffn_free_delta(arch)
     return sp.factor_terms(
         sp.expand(
             body
@@ -170,6 +190,6 @@ def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     the encoder (a vision tower) it does not pass through."""
     if not arch.is_moe:
         return params(arch, head) - arch.encoder_params
-    idle_experts = arch.n_moe_layers * (arch.n_experts - arch.top_k)
+    idle_experts = (arch.n_moe_layers - arch.n_ffn_free_layers) * (arch.n_experts - arch.top_k)
     unused = arch.encoder_params + idle_experts * params_ffn(arch, arch.d_expert)
     return sp.expand(params(arch, head) - unused)

@@ -17,6 +17,7 @@ from rlmcost.blocks.attention import (
     attention_flops_per_pair,
     linear_attention_core_flops_per_token,
     linear_attention_weights_per_token,
+    linear_decode_saving_per_token,
 )
 from rlmcost.blocks.window import attended_keys, attended_keys_sum, attended_pairs
 from rlmcost.choices import AttnCounting, Head, MlaDecode
@@ -37,6 +38,9 @@ def _matmul_weights_ffn_per_token(arch: Arch) -> sp.Expr:
             if arch.shared_expert_gate:
                 per_moe += arch.d_model
         w += arch.n_moe_layers * per_moe
+        w -= arch.n_ffn_free_layers * per_moe  # FFN-free layers (Nemotron-H), MoE model
+    else:
+        w -= arch.n_ffn_free_layers * per_dense  # FFN-free layers (Nemotron-H), dense model
     return sp.sympify(w)
 
 
@@ -162,7 +166,9 @@ def work_decode_step(
 ) -> sp.Expr:
     """One decode step: one new token per sequence attending to ``context`` positions.
 
-    Equals seqs * C_f^tok(context): the KV cache spares the recomputation of past tokens. A
+    Equals seqs * C_f^tok(context): the KV cache spares the recomputation of past tokens; a
+    Mamba-2 layer runs its recurrent form (:func:`~rlmcost.blocks.attention.
+    mamba_decode_core_flops_per_token`) in place of the chunked one C_f^tok counts. A
     sliding layer attends min(context, W) keys: the new token and the W - 1 positions
     transformers' ``DynamicSlidingWindowLayer`` keeps (:mod:`rlmcost.blocks.window`).
     MLA (``mla`` names the convention; ignored otherwise): ``absorbed`` is
@@ -172,7 +178,8 @@ def work_decode_step(
     """
     if arch.is_mla:
         return sp.expand(seqs * _mla_decode_per_seq(arch, context, mla))
-    return sp.expand(seqs * work_forward_per_token(arch, context))
+    recurrent = arch.n_linear_layers * linear_decode_saving_per_token(arch)  # Mamba-2: recurrent
+    return sp.expand(seqs * (work_forward_per_token(arch, context) - recurrent))
 
 
 def _mla_decode_per_seq(arch: Arch, context: Expr, mla: MlaDecode) -> sp.Expr:
@@ -208,6 +215,7 @@ def work_rollout(
     if arch.is_mla:
         decode_sum = response * per_token + _mla_decode_keys_sum(arch, keys, response, mla)
         return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
+    per_token -= arch.n_linear_layers * linear_decode_saving_per_token(arch)  # Mamba-2 decode
     decode_sum = response * per_token + 4 * arch.q_width * keys
     return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
 

@@ -103,9 +103,12 @@ def work_per_stage_rank(
     out: list[int | Fraction] = []
     for stage in stages(arch, layout):
         dense_first = stage.dense_layers if arch.is_moe else 0
+        free = arch.ffn_free_layers_of(stage.layers)  # Nemotron-H's mixer-only layers
         a = arch_numbers(shard.with_(n_layers=stage.layers, first_dense_layers=dense_first,
-                                     linear_layers=arch.linear_layers_of(stage.layers)))
-        expert = 2 * stage.moe_layers * a.top_k * g.params_expert(a)
+                                     linear_layers=arch.linear_layers_of(stage.layers),
+                                     ffn_free_layers=free))
+        routed = stage.moe_layers - (free if arch.is_moe else 0)
+        expert = 2 * routed * a.top_k * g.params_expert(a)
         dense_per_token = g.work_linear_per_token(a) - expert
         per_token = g.work_linear_per_token(a) + g.work_head_per_token_lm(a)
         forward = g.FUNCTIONS[f"work_forward_{cnt}_lm"](a, seqs_rank, seq_len)

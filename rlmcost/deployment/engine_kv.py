@@ -94,7 +94,7 @@ def keeps_window(kind: EngineKind) -> bool:
     return EngineKind(kind) is EngineKind.VLLM
 
 
-def state_dtype(kind: EngineKind, model_dtype: Dtype) -> Dtype:
+def state_dtype(kind: EngineKind, model_dtype: Dtype, mamba: bool = False) -> Dtype:
     """The dtype of a Gated DeltaNet layer's recurrent state in ``kind``'s cache (module
     docstring): vLLM's "auto", the model's dtype; Megatron-core's the model's too
     (``MambaInferenceStateConfig.from_model``: ``ssm_states_dtype = model.config.params_dtype``
@@ -102,9 +102,15 @@ def state_dtype(kind: EngineKind, model_dtype: Dtype) -> Dtype:
     ``mcore_generation_config.mamba_inference_ssm_states_dtype``, which grpo_math_1B.yaml
     leaves out); fp32 in SGLang and Hugging Face.
 
+    A Mamba-2 model's (``mamba``, Nemotron-H) in vLLM: fp32, ``NemotronHForCausalLMConfig.
+    update_mamba_ssm_cache_dtype`` (vllm/model_executor/models/config.py: "auto" becomes the
+    HF config's ``mamba_ssm_cache_dtype``, float32 in the Nemotron configs and by default).
+
     >>> [str(state_dtype(k, Dtype.BF16)) for k in (EngineKind.SGLANG, EngineKind.VLLM)]
     ['fp32', 'bf16']
     """
+    if mamba and EngineKind(kind) is EngineKind.VLLM:
+        return Dtype.FP32
     own = (EngineKind.VLLM, EngineKind.MEGATRON)
     return model_dtype if EngineKind(kind) in own else SGLANG_MAMBA_SSM_DTYPE
 
@@ -135,7 +141,7 @@ def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
     if ideal:
         return out
     if arch.linear_layers:
-        out["state_bytes"] = state_dtype(kind, model_dtype).bytes
+        out["state_bytes"] = state_dtype(kind, model_dtype, bool(arch.linear_mamba)).bytes
     if arch.sliding_window is not None and reads_window(kind, arch):
         prompt, context = lengths()
         out["window_read"] = window_read(int(arch.sliding_window), prompt,
@@ -172,7 +178,15 @@ def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list
             "and GPT-OSS and holds GPT-OSS's in its SWA pool at 0.8 of the full layers' slots "
             "(rlmcost.deployment.engine_kv)"
         )
-    if any(a.linear_layers for a in archs):
+    if any(a.linear_layers and a.linear_mamba for a in archs):
+        out.append(
+            f"Mamba-2 SSM state on {names}: vLLM in fp32 (NemotronHForCausalLMConfig sets "
+            "mamba_ssm_cache_dtype auto to the config's float32), Megatron-core in the model's "
+            f"dtype (params_dtype) and in {MAMBA_STATE_SHARE:.0%} of its KV pool (NeMo RL's "
+            "mamba_memory_ratio), SGLang and Hugging Face in fp32; the conv state in the KV "
+            "dtype (rlmcost.deployment.engine_kv)"
+        )
+    if any(a.linear_layers and not a.linear_mamba for a in archs):
         out.append(
             f"Gated DeltaNet recurrent state on {names}: vLLM in the model's dtype "
             "(mamba_ssm_cache_dtype auto), Megatron-core in it too (params_dtype) and in "

@@ -132,6 +132,11 @@ def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> ModelS
                       f"the built-in model of Hugging Face name {name}")  # fmt: skip
         else:
             same = [m for m in models() if not _mismatch(m, shape, gqa)]
+            if len(same) > 1 and len({m.arch().with_(name="") for m in same}) == 1:
+                names = ", ".join(m.name for m in same)
+                q.note(f"the Megatron model arguments give the shape of {names}, which differ "
+                       f"only in their context: {same[0].name} taken (give --model for another)")
+                same = same[:1]
             if len(same) != 1 or not any(v is not None for v in shape.values()):
                 what = (f"--hf-checkpoint {ckpt} is not a built-in model" if ckpt
                         else "no --hf-checkpoint names the model")  # fmt: skip

@@ -144,6 +144,17 @@ def stage_params(
             dense += n_linear * (whole - g.params_attention_per_layer(a, tp))
         else:
             dense += n_linear * g.params_linear_mixer_delta(a, tp)
+    # FFN-free layers (Nemotron-H's mixer-only blocks), as rlmcost.arch.Arch.ffn_free_layers_of:
+    # a layer less its attention and mixer norm is its FFN and the FFN's norm
+    n_free = a.ffn_free_layers * (stage.dense_layers + stage.moe_layers) // a.n_layers
+    if n_free:
+        norm = a.d_model * (2 if a.norm_layernorm else 1)
+        if stage.moe_layers:
+            dense -= n_free * (moe_dense - g.params_attention_per_layer(a, tp) - norm)
+            expert -= n_free * routed_here
+        else:
+            dense -= n_free * (g.params_layer_dense(a, tp) - g.params_attention_per_layer(a, tp)
+                               - norm)  # fmt: skip
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
         dense += embedding + a.encoder_params

@@ -38,6 +38,7 @@ import sympy as sp
 from rlmcost import blocks as bl
 from rlmcost import symbols as sy
 from rlmcost.arch import Arch, Size
+from rlmcost.blocks.params import params_ffn_free_delta
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
@@ -208,6 +209,13 @@ def _rank_params(stage: Arch, role: _Role, ep: Size, omit_router: bool) -> tuple
         dense += moe_layers * shared
         expert = moe_layers * routed / ep
     dense += stage.n_linear_layers * bl.params_linear_mixer_delta(stage)
+    if moe_layers:  # FFN-free layers (Nemotron-H): the delta less their experts, off the rank's
+        routed = stage.n_experts * bl.params_ffn(stage, stage.d_expert)
+        router = stage.d_model * stage.n_experts if omit_router else 0  # omitted already
+        dense += stage.n_ffn_free_layers * (params_ffn_free_delta(stage) + routed + router)
+        expert -= stage.n_ffn_free_layers * routed / ep
+    else:
+        dense += stage.n_ffn_free_layers * params_ffn_free_delta(stage)
     if role.first:  # the embedding, and an encoder (vision tower) whole
         dense += bl.params_embedding(stage) + stage.encoder_params
     if role.last:
@@ -258,6 +266,7 @@ def training_cost(
             n_layers=role.layers,
             first_dense_layers=role.dense_layers if arch.is_moe else 0,
             linear_layers=arch.linear_layers_of(role.layers),
+            ffn_free_layers=arch.ffn_free_layers_of(role.layers),
         )
         dense, expert = _rank_params(stage, role, e, omit_router)
         states = model_state_elements_per_rank(dense, g.zero, z_dense)

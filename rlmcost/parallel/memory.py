@@ -65,6 +65,7 @@ import sympy as sp
 
 from rlmcost import blocks as bl
 from rlmcost.arch import Arch
+from rlmcost.blocks.params import params_ffn_free_delta
 from rlmcost.choices import Head
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
@@ -118,6 +119,12 @@ def stage_params(
         else:
             mixer = bl.params_linear_mixer_delta(shard)
         dense += _int(n_linear * mixer)
+    n_free = arch.ffn_free_layers_of(stage.dense_layers + stage.moe_layers)
+    if n_free:  # FFN-free layers (Nemotron-H's mixer-only blocks): no FFN, no FFN norm
+        routed = _int(shard.n_experts * bl.params_ffn(shard, shard.d_expert)) if stage.moe_layers \
+            else 0  # fmt: skip
+        dense += _int(n_free * (params_ffn_free_delta(shard) + routed))
+        expert -= n_free * routed_here if stage.moe_layers else 0
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)

@@ -189,9 +189,11 @@ class Engine:
             attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
         total = 0.0
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
+        free = int(arch.n_ffn_free_layers)  # Nemotron-H's mixer-only layers: no FFN
         if dense:
             ff = int(sh.d_ff)
-            total += dense * (attn + dev.gemm_s(m, (p - 1) * ff, d) + dev.gemm_s(m, d, ff))
+            ffn = dev.gemm_s(m, (p - 1) * ff, d) + dev.gemm_s(m, d, ff)
+            total += dense * (attn + ffn) - (0 if arch.is_moe else free * ffn)
         moe = int(arch.n_moe_layers) if arch.is_moe else 0
         if moe:
             e, k = int(arch.n_experts), int(arch.top_k)
@@ -206,7 +208,7 @@ class Engine:
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
-            total += moe * layer
+            total += moe * layer - free * (layer - attn)
         return total + linear_gemms_delta_s(arch, sh, dev, m) + gate_gemms_s(arch, sh, dev, m)
 
     def _elementwise_s(self, m: int) -> float:

@@ -290,6 +290,22 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     return out
 
 
+def _take_off_free_ffns(c: StepContext, stage: PipelineStage, out: StagePass) -> None:
+    """Takes the FFN of the stage's FFN-free layers (Nemotron-H's mixer-only blocks,
+    ``Arch.ffn_free_layers_of``) off ``out``: its forward module time (GEMMs and activation,
+    Megatron's "mlp"/"moe" module) and twice that backward, and its FLOPs; the EP dispatch and
+    TP collectives of those layers stay priced (an upper bound; the spec's notes say so)."""
+    free = int(c.arch.ffn_free_layers_of(stage.layers))
+    if not free:
+        return
+    moe = bool(stage.moe_layers)
+    layer, name = _layer(c, moe), "moe" if moe else "mlp"
+    ffn_s = layer.modules.get(name, 0.0)
+    out.fwd["gemm"] -= free * ffn_s
+    out.bwd["gemm"] -= free * 2 * ffn_s
+    out.flops -= free * 3 * layer.module_flops.get(name, 0)
+
+
 def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
     out = StagePass()
@@ -305,6 +321,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
                 getattr(out, side)[k] += count * v
         out.bwd["recompute"] += count * rec_s
         out.flops += count * (layer.flops + rec_flops)
+    _take_off_free_ffns(c, stage, out)
     add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes
     t, T, d = lay.tp, c.tokens, int(arch.d_model)

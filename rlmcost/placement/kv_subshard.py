@@ -67,4 +67,5 @@ def check_kv_subshard(dep: Deployment, models: Iterable[ModelSpec]) -> None:
                 f"tp={train.tp} > kv heads={h_kv} of {spec.name}: {who} runs a Hugging Face "
                 f"model at this layout ({why}); only Megatron-core sub-shards the QKV "
                 f"activations (Megatron-LM {KV_SUBSHARD_COMMIT}): give --tp dividing "
-                f"{h_kv}{fix}")
+                f"{h_kv}{fix}; an inference engine replicates the kv heads instead (--rollout-tp "
+                f"{train.tp} with a training --tp of at most {h_kv})")

@@ -43,7 +43,7 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
         # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
         # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
         arch = setup.arch(task.role)
-        state = state_dtype(engine.kind, wl.weight_dtype)
+        state = state_dtype(engine.kind, wl.weight_dtype, bool(arch.linear_mamba))
         if arch.linear_layers and state != wl.kv_dtype:
             update["state_dtype"] = state
         if arch.has_window and keeps_window(engine.kind):

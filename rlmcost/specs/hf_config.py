@@ -15,7 +15,8 @@ GLM-4 one, plus a vision tower counted in ``encoder_params`` (:mod:`rlmcost.spec
 qwen3_next mixes Gated DeltaNet and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`);
 qwen3_vl(_moe) is a Qwen3(-MoE) decoder plus the Qwen3-VL tower, qwen3_5(_moe) Qwen3-Next's
 hybrid (dense or MoE FFN) plus the Qwen3.5 tower, qwen3_5(_moe)_text its language model alone
-(:mod:`rlmcost.specs.hf_qwen3`).
+(:mod:`rlmcost.specs.hf_qwen3`); nemotron_h mixes Mamba-2, attention, MLP and MoE
+blocks (:mod:`rlmcost.specs.hf_nemotron_h`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`rlmcost.specs.hf_plausible.LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5,
@@ -33,6 +34,7 @@ from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
 from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_config
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
+from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_qwen3 import HYBRID, QWEN3_TYPES, qwen3_family
 from rlmcost.specs.hf_vision import (
@@ -50,11 +52,13 @@ SUPPORTED = (
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
-    "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v",
+    "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v", "nemotron_h",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
-    "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
-    "in rlmcost (only attention and Gated DeltaNet mixers)",
+    "deepseek_v32": "its DeepSeek Sparse Attention (a lightning indexer picking the top-k keys "
+    "of each query: transformers DeepseekV32Attention) has no cost model in rlmcost",
+    "glm_moe_dsa": "its DeepSeek Sparse Attention (GLM-5: a lightning indexer picking the top-k "
+    "keys of each query, transformers GlmMoeDsaAttention) has no cost model in rlmcost",
 }
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
@@ -277,6 +281,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         notes += lite_notes
     if mt in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
         fields = _deepseek_fields(cfg, path)
+    elif mt == "nemotron_h":  # Mamba-2 / attention / FFN blocks (specs.hf_nemotron_h)
+        fields = nemotron_h_fields(cfg, path)
+        notes.append(MAMBA_NOTE)
     elif mt == "gpt2":
         fields = _gpt2(cfg, path)
     else:

@@ -149,6 +149,13 @@ class ModelSpec(Checked):
     linear_key_head_dim: int = Field(default=0, ge=0, description="linear attention d_k")
     linear_value_head_dim: int = Field(default=0, ge=0, description="linear attention d_v")
     linear_conv_kernel: int = Field(default=0, ge=0, description="linear attention conv width")
+    linear_mamba: bool = Field(default=False, description="the linear mixer is a Mamba-2 SSD "
+        "(Nemotron-H): linear_key_heads = n_groups, linear_key_head_dim = ssm_state_size, "
+        "linear_value_heads = mamba_num_heads, linear_value_head_dim = mamba_head_dim")
+    linear_chunk: int = Field(default=0, ge=0, description="Mamba-2 SSD chunk length "
+        "(chunk_size); 0 without Mamba-2")
+    ffn_free_layers: int = Field(default=0, ge=0, description="layers holding a token mixer "
+        "and its norm but no FFN (Nemotron-H's mixer-only blocks); 0 = every layer has one")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ModelSpec":
@@ -181,7 +188,24 @@ class ModelSpec(Checked):
         self._check_mla()
         self._check_window()
         self._check_linear()
+        self._check_mamba()
         return self
+
+    def _check_mamba(self) -> None:
+        from rlmcost.errors import SpecError
+
+        if self.linear_mamba != bool(self.linear_chunk) or (self.linear_mamba
+                                                            and not self.linear_layers):
+            raise SpecError(
+                f"model {self.name}: linear_mamba needs linear_layers > 0 and linear_chunk > 0 "
+                "(the SSD chunk length), and linear_chunk needs linear_mamba"
+            )
+        if self.ffn_free_layers >= self.n_layers or (self.ffn_free_layers
+                                                     and self.first_dense_layers):
+            raise SpecError(
+                f"model {self.name}: ffn_free_layers={self.ffn_free_layers} must be below "
+                f"n_layers={self.n_layers} and cannot go with first_dense_layers"
+            )
 
     def _check_linear(self) -> None:
         from rlmcost.errors import SpecError

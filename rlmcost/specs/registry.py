@@ -241,6 +241,11 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
                         "not a model: give its Hugging Face id, a built-in name or its "
                         "config.json")  # fmt: skip
     if q not in index:
+        from rlmcost.specs.hf_nemotron_h import UNMODELLED_IDS
+
+        if query.strip().lower() in UNMODELLED_IDS:
+            raise SpecError(f"model '{query}' is not supported: "
+                            f"{UNMODELLED_IDS[query.strip().lower()]}")  # fmt: skip
         if "/" in query and q:
             names = candidates(query.rsplit("/", 1)[-1], models())
             hint = f"did you mean {_or(names)}? " if names else ""

@@ -245,6 +245,8 @@ INT_FIELDS = (
     'linear_key_head_dim',
     'linear_value_head_dim',
     'linear_conv_kernel',
+    'linear_chunk',
+    'ffn_free_layers',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -257,6 +259,7 @@ BOOL_FIELDS = (
     'qk_norm_full',
     'shared_expert_gate',
     'attn_output_gate',
+    'linear_mamba',
 )
 """Bool fields of ``Arch``: one 0/1 flag each."""
 
@@ -322,6 +325,8 @@ class ArchNumbers(NamedTuple):
     linear_key_head_dim: Num
     linear_value_head_dim: Num
     linear_conv_kernel: Num
+    linear_chunk: Num
+    ffn_free_layers: Num
     moe: Num
     shared: Num
     mla: Num
@@ -335,6 +340,7 @@ class ArchNumbers(NamedTuple):
     qk_norm_full: Num
     shared_expert_gate: Num
     attn_output_gate: Num
+    linear_mamba: Num
     ffn_kind_plain: Num
     norm_layernorm: Num
 

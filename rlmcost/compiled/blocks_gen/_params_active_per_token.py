@@ -14,8 +14,8 @@ def params_active_per_token(a: ArchNumbers) -> Num:
     """
     return (a.attn_output_gate*(a.d_model*a.head_dim*a.n_heads*a.n_layers
                - a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
-               - a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
-               + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 3*a.d_ff*a.d_model*a.n_layers - 3*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
+               a.n_layers) + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -24,11 +24,20 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_positions
-               - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab + a.d_model
+               - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
+               - a.d_model*minimum(a.ffn_free_layers, a.n_layers) + a.d_model
+               + a.ffn_kind_plain*(-a.d_ff*a.d_model*a.n_layers
+               + a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
                + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-a.d_model*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) - a.linear_value_head_dim*minimum(a.linear_layers, a.n_layers)
+               + a.linear_value_heads*minimum(a.linear_layers, a.n_layers))
                + a.linear_value_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
@@ -79,29 +88,44 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - a.q_lora_rank*a.qkv_bias*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.qk_rope_head_dim*a.qkv_bias*minimum(a.linear_layers, a.n_layers))
-               + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers + 2*a.d_ff*a.n_layers
-               + a.d_model*a.n_layers)
+               + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers
+               + a.d_ff*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_ff*a.n_layers - 2*a.d_ff*minimum(a.ffn_free_layers, a.n_layers)
+               + a.d_model*a.n_layers - a.d_model*minimum(a.ffn_free_layers, a.n_layers))
                + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
-               - 3*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               + a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 3*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
                + 3*a.d_expert*a.d_model*a.n_layers*a.top_k
+               - 3*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 3*a.d_ff*a.d_model*a.first_dense_layers - 3*a.d_ff*a.d_model*a.n_layers
+               + 3*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                - a.d_ff*a.ffn_kind_plain*a.first_dense_layers*a.mlp_bias
                + a.d_ff*a.ffn_kind_plain*a.mlp_bias*a.n_layers
+               - a.d_ff*a.ffn_kind_plain*a.mlp_bias*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_ff*a.first_dense_layers*a.mlp_bias - 2*a.d_ff*a.mlp_bias*a.n_layers
+               + 2*a.d_ff*a.mlp_bias*minimum(a.ffn_free_layers, a.n_layers)
                + a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*a.shared
                - a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*a.n_shared_experts*a.shared
+               + a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 3*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
-               + a.d_model*a.first_dense_layers*a.mlp_bias
+               - 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
+               minimum(a.ffn_free_layers, a.n_layers) + a.d_model*a.first_dense_layers*a.mlp_bias
                - a.d_model*a.first_dense_layers*a.n_experts
                - a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
-               - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.n_experts*a.n_layers
-               + a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
-               + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer + a.d_model)
+               - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.mlp_bias*minimum(a.ffn_free_layers,
+               a.n_layers) + a.d_model*a.n_experts*a.n_layers
+               - a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
+               + a.d_model*a.n_layers*a.shared*a.shared_expert_gate
+               - a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
+               + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer
+               - a.d_model*minimum(a.ffn_free_layers, a.n_layers) + a.d_model)
                + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
                + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers*a.qk_norm_full
                - a.head_dim*a.n_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)

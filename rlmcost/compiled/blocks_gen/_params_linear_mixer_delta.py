@@ -15,11 +15,11 @@ def params_linear_mixer_delta(a: ArchNumbers, tp: Num = 1) -> Num:
 
     tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(tp*(-a.d_model*a.out_bias + a.linear_value_head_dim
-               + a.mla*(-a.d_model*a.kv_lora_rank - a.d_model*a.q_lora_rank*a.qlora
-               - a.d_model*a.qk_rope_head_dim - 2*a.head_dim*a.qk_norm*a.qk_norm_full
-               + 2*a.head_dim*a.qk_norm - a.kv_lora_rank*a.norm_layernorm
-               - a.kv_lora_rank*a.qkv_bias - a.kv_lora_rank
+    return (div(tp*(-a.d_model*a.out_bias - a.linear_mamba*a.linear_value_head_dim
+               + a.linear_value_head_dim + a.mla*(-a.d_model*a.kv_lora_rank
+               - a.d_model*a.q_lora_rank*a.qlora - a.d_model*a.qk_rope_head_dim
+               - 2*a.head_dim*a.qk_norm*a.qk_norm_full + 2*a.head_dim*a.qk_norm
+               - a.kv_lora_rank*a.norm_layernorm - a.kv_lora_rank*a.qkv_bias - a.kv_lora_rank
                - a.norm_layernorm*a.q_lora_rank*a.qlora - a.q_lora_rank*a.qkv_bias*a.qlora
                - a.q_lora_rank*a.qlora - a.qk_rope_head_dim*a.qkv_bias)
                + a.qk_norm*(2*a.head_dim*a.qk_norm_full - 2*a.head_dim))
@@ -30,6 +30,9 @@ def params_linear_mixer_delta(a: ArchNumbers, tp: Num = 1) -> Num:
                + 2*a.d_model*a.linear_value_heads
                + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads
                + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads
+               + a.linear_mamba*(-a.d_model*a.linear_value_heads
+               + 2*a.linear_key_head_dim*a.linear_key_heads
+               + 2*a.linear_value_head_dim*a.linear_value_heads + a.linear_value_heads)
                + 2*a.linear_value_heads + a.mla*(a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
                + a.d_model*a.head_dim*a.n_heads*a.qlora + a.d_model*a.head_dim*a.n_heads

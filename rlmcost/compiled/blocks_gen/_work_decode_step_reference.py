@@ -34,8 +34,8 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + a.n_layers) - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
                + seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
+               a.n_layers) + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -43,14 +43,19 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                a.n_layers)
                + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + 2*a.d_model*a.vocab + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.d_model*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
+               + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) - a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
@@ -77,22 +82,38 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + 2*a.kv_lora_rank*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*
+               a.linear_mamba*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_mamba*a.linear_value_head_dim*
+               a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               - a.linear_key_head_dim*a.linear_mamba*a.linear_value_head_dim*
+               a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
-               - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
                + 6*a.d_expert*a.d_model*a.n_layers*a.top_k
+               - 6*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers - 6*a.d_ff*a.d_model*a.n_layers
+               + 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*a.shared
                - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*a.shared
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
+               minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)))
+               - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
+               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))))

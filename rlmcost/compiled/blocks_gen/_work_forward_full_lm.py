@@ -17,8 +17,8 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     """
     return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
+               - 6*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
@@ -27,7 +27,9 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
-               + 2*a.d_model*seq*a.vocab + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 2*a.d_model*seq*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers*seq
+               + 2*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers))
+               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
                - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                seq*minimum(a.linear_layers, a.n_layers)
@@ -35,6 +37,13 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
@@ -63,18 +72,29 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
-               - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
                + 6*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 6*a.d_expert*a.d_model*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers*seq - 6*a.d_ff*a.d_model*a.n_layers*seq
+               + 6*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*seq*a.shared
                - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*seq*a.shared
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               seq*a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*seq*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
-               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               - 2*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate
+               - 2*a.d_model*seq*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers,
+               a.n_layers))))

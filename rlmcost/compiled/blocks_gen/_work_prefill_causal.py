@@ -26,8 +26,8 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
                + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
+               - 6*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
@@ -36,6 +36,8 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
                seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers*seqs
+               + 2*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers))
                + 2*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
@@ -44,6 +46,13 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                seqs*minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                seqs*minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 2*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
@@ -78,22 +87,32 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seqs*a.top_k
-               - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*seqs*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
                + 6*a.d_expert*a.d_model*a.n_layers*seqs*a.top_k
+               - 6*a.d_expert*a.d_model*seqs*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers*seqs - 6*a.d_ff*a.d_model*a.n_layers*seqs
+               + 6*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*seqs*a.shared
                - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*seqs*a.shared
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               seqs*a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seqs*a.shared
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seqs*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*seqs*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seqs
                - 2*a.d_model*a.first_dense_layers*seqs*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seqs
-               + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate)
-               + a.swa*(4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0,
+               - 2*a.d_model*a.n_experts*seqs*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate
+               - 2*a.d_model*seqs*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers,
+               a.n_layers)) + a.swa*(4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0,
                -a.full_attention_layers + a.n_layers))) + seqs*(2*a.d_model*a.vocab
                + a.mla*(2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,

@@ -37,8 +37,8 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)))
                + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
+               a.n_layers) + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -46,6 +46,8 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                a.n_layers)
                + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
+               + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
                + 4*a.head_dim*a.n_heads*a.n_layers*response + 2*a.head_dim*a.n_heads*a.n_layers
                - 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
@@ -55,6 +57,13 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.linear_chunk*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
@@ -96,29 +105,39 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
-               - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
                + 6*a.d_expert*a.d_model*a.n_layers*a.top_k
+               - 6*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers - 6*a.d_ff*a.d_model*a.n_layers
+               + 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*a.shared
                - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*a.shared
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
+               minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
+               - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
+               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
                + a.swa*(-4*a.head_dim*a.n_heads*response*maximum(0, -a.full_attention_layers
                + a.n_layers) + 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0,
                -a.full_attention_layers + a.n_layers)))
                + response*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
+               a.n_layers) + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -126,7 +145,9 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                a.n_layers)
                + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + 2*a.d_model*a.vocab + 2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
+               + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
+               + 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
@@ -134,6 +155,9 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) - a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
@@ -165,6 +189,12 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                -a.full_attention_layers + a.n_layers)
                - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*
+               a.linear_mamba*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_chunk*a.linear_mamba*a.linear_value_head_dim*
+               a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               - a.linear_key_head_dim*a.linear_mamba*a.linear_value_head_dim*
+               a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.qk_rope_head_dim
                + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
@@ -172,21 +202,31 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
-               - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
                + 6*a.d_expert*a.d_model*a.n_layers*a.top_k
+               - 6*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers - 6*a.d_ff*a.d_model*a.n_layers
+               + 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*a.shared
                - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*a.shared
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
+               minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
+               - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
+               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
                + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
                + a.n_layers))) + 2*a.d_model*a.vocab

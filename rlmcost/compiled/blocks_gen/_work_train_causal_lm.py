@@ -17,8 +17,8 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     """
     return (seqs*(a.attn_output_gate*(6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
-               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 18*a.d_ff*a.d_model*a.n_layers*seq
+               - 18*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
@@ -27,8 +27,9 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers)
                + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
-               + 6*a.d_model*seq*a.vocab + 6*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + 6*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.d_model*seq*a.vocab + a.ffn_kind_plain*(-6*a.d_ff*a.d_model*a.n_layers*seq
+               + 6*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers))
+               + 6*a.head_dim*a.n_heads*a.n_layers*seq**2 + 6*a.head_dim*a.n_heads*a.n_layers*seq
                - 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 6*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
@@ -37,6 +38,13 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                seq*minimum(a.linear_layers, a.n_layers)
                + 18*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers)
+               + a.linear_mamba*(-6*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.linear_chunk*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_chunk*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
                a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
@@ -89,27 +97,37 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
-               - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 6*a.d_expert*a.d_model*a.ffn_kind_plain*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
                + 18*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 18*a.d_expert*a.d_model*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
                + 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 18*a.d_ff*a.d_model*a.first_dense_layers*seq - 18*a.d_ff*a.d_model*a.n_layers*seq
+               + 18*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*seq*a.shared
                - 6*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
                a.n_shared_experts*seq*a.shared
+               + 6*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
+               seq*a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 18*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
                + 18*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 18*a.d_model*a.d_shared_expert*a.n_shared_experts*seq*
+               a.shared*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 6*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 6*a.d_model*a.n_experts*a.n_layers*seq
-               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
-               + a.swa*(-6*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 12*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
-               -a.full_attention_layers + a.n_layers) - 6*a.head_dim*a.n_heads*seq*maximum(0,
+               - 6*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
+               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate
+               - 6*a.d_model*seq*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers,
+               a.n_layers)) + a.swa*(-6*a.head_dim*a.n_heads*seq**2*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               - 12*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(seq, a.sliding_window) + 6*a.head_dim*a.n_heads*maximum(0,
-               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 12*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 6*a.head_dim*a.n_heads*seq*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 12*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(seq, a.sliding_window))))
+               + a.n_layers)*minimum(seq, a.sliding_window)**2 + 6*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window))))
