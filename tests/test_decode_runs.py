@@ -123,6 +123,8 @@ def _stepwise(change, context_change, cost, roofline):  # noqa: ANN001, ANN202
     for b0, b1 in zip(steps, steps[1:], strict=False):
         active += change[b0]
         context += context_change[b0]
+        if not active:  # nothing in flight: no decode step
+            continue
         run = []
         for _ in range(b0, b1):
             c = (active * cost.f0 + cost.f1 * context) / rc
@@ -131,8 +133,7 @@ def _stepwise(change, context_change, cost, roofline):  # noqa: ANN001, ANN202
             computes.append(c)
             context += active
         bounds += run
-        if active:
-            runs.append(fsum(run))
+        runs.append(fsum(run))
     return fsum(computes), fsum(bounds), runs
 
 

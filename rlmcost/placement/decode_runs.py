@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from math import fsum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rlmcost.frozen import dataclass
 from rlmcost.placement.envelope import line_sum, sum_of_max, sums_of_max
@@ -49,11 +49,12 @@ INT64_SAFE = 2**62
 context sum as large, falls back to Python's exact integers)."""
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """Decode steps ``first`` .. ``last`` (1-based, the replica's clock) with the same
     ``active`` sequences in flight: no admission or finish inside. Their contexts sum to
-    ``context`` at step ``first`` and grow by ``active`` per step."""
+    ``context`` at step ``first`` and grow by ``active`` per step. A named tuple: a long
+    rollout makes one per admission or finish (a frozen dataclass takes 3 us to make, this
+    0.5 us)."""
 
     first: int
     last: int
@@ -219,9 +220,10 @@ def _numpy_runs(
     memory_s = n * memory[0] + memory[1] * (n - 1) * n / 2
     before = np.array([prefill_before.get(x, 0.0) for x in b0.tolist()])
     clock = np.cumsum(before + bound)
-    runs = list(map(Run, (b0 + 1).tolist(), (b0 + n).tolist(), active.tolist(),
-                    context.tolist(), bound.tolist(), (bound - compute_s).tolist(),
-                    clock.tolist()))  # fmt: skip
+    runs = list(map(Run._make, zip((b0 + 1).tolist(), (b0 + n).tolist(), active.tolist(),
+                                   context.tolist(), bound.tolist(),
+                                   (bound - compute_s).tolist(), clock.tolist(),
+                                   strict=True)))  # fmt: skip
     totals = [float(np.cumsum(x)[-1]) for x in (compute_s, memory_s, bound, compute_bound,
                                                 predicted)]  # fmt: skip
     return runs, totals

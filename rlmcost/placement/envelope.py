@@ -85,7 +85,7 @@ def sums_of_max(lines: Sequence[tuple[Any, Any]], n: np.ndarray) -> tuple[np.nda
     a = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), runs) for x, _ in lines], 1)
     b = np.stack([np.broadcast_to(np.asarray(y, dtype=np.float64), runs) for _, y in lines], 1)
     cuts = [np.zeros(runs, dtype=np.int64), n]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in range(len(lines)):
             for j in range(i + 1, len(lines)):
                 x = (a[:, j] - a[:, i]) / (b[:, i] - b[:, j])  # where the two lines meet

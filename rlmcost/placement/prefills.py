@@ -94,8 +94,9 @@ def phases(
     steps = sorted(fresh.keys() | again.keys() | tails.keys())
     flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
                              paged.counting if paged else None)  # fmt: skip
-    tail_of = {c_h: tail_flops(arch, *c_h, share.counting) for ts in tails.values()
-               for c_h in ts} if share is not None else {}  # fmt: skip
+    tail_of = {c_h: tail_flops(arch, *c_h, share.counting)
+               for c_h in {c_h for ts in tails.values() for c_h in ts}
+               } if share is not None else {}  # fmt: skip
     flops = [float(fresh[p]) * cost.prefill_flops
              + fsum([float(flops_of(c)) for c in again.get(p, ())]
                     + [float(tail_of[t]) for t in tails.get(p, ())])
