@@ -51,6 +51,11 @@ QUERIES = [
     ["grpo", "-m", "405b", "--gpus", "256", "-B", "1000"],
     ["ppo", "-m", "70b", "--tp", "8"],
     ["grpo", "-m", "8b", "--gpus", "16", "-B", "10000", "--placement", "combined"],
+    ["grpo", "-m", "8b", "--gpus", "16", "-B", "10000", "--placement", "async"],
+    # a built-in split of an ordinary DAPO step (8,192 samples of up to 8,192 tokens): the
+    # decode timelines of many candidate splits (placement.decode_runs, placement.paged)
+    *(["grpo", "-m", "8b", "--gpus", "16", "-B", "512", "-K", "16", "-T", "8192", "--placement",
+       p, "--json"] for p in ("async", "combined", "disaggregated")),
 ]  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 from collections import Counter
 from math import fsum
 
@@ -104,11 +105,11 @@ def test_numpy_runs_equal_the_python_runs_on_every_admission_path(
 
 def test_a_long_rollout_takes_the_numpy_form_by_default_and_equals_the_loop():
     rng = random.Random(7)
-    lengths = tuple(sorted(rng.randint(1, 3000) for _ in range(6000)))
+    lengths = tuple(sorted(rng.randint(1, 3000) for _ in range(1500)))
     args = (ARCH, 500, lengths, 64, COST, Roofline(H100, 1, Dtype.BF16), ENGINE, None,
             Paged(64 * 1500, 16))  # fmt: skip
     default = timeline.__wrapped__(*args)
-    assert len(default.runs) > dr.NUMPY_RUNS[0]  # the numpy form, loaded or not
+    assert "numpy" in sys.modules and len(default.runs) > dr.NUMPY_RUNS[1]  # the numpy form
     assert default == _both(*args)[1]
 
 

@@ -35,14 +35,18 @@ if TYPE_CHECKING:
     from rlmcost.placement.rollout import DecodeCost
     from rlmcost.timing import Roofline
 
-NUMPY_RUNS = (4096, 128)
-"""Runs from which a timeline's sums are taken with numpy: while numpy is not loaded, and once
-it is. Below them the Python loop costs less than importing numpy or than numpy's fixed cost
-per call. Measured (CPU seconds, CPython 3.11, numpy 2, the 2-core development machine,
-December 2026, an 8B model on an H100): importing numpy 0.13 s; the Python loop 13 us per run,
-40-55 us with an engine's prediction; the numpy form 3 us per run (mostly making the
-:class:`Run` objects) plus 0.3 ms per call, 1 ms with an engine. The numeric queries that
+NUMPY_RUNS = (16384, 128)
+"""Runs from which a timeline's sums are taken with numpy: while numpy is not loaded, the runs
+the Python loop has summed in this process (:data:`_LOOPED`) plus this timeline's (import it
+once the loop has spent about what the import costs); once it is, this timeline's. Measured (CPU
+seconds, CPython 3.11.7, numpy 2, the 2-core development machine, December 2026, Llama-3.1-8B
+on H100s): importing numpy 0.13 s; the Python loop 11-18 us per run (``grpo -m 8b --gpus 16 -B
+100000``: one paged timeline of 8,321 runs, 0.14-0.16 s), the numpy form 2-4 us per run
+(mostly making the :class:`Run` tuples; that timeline 0.035 s) plus 0.3 ms per call, 1 ms
+with an engine's prediction (even at 64 runs, ahead at 256). The numeric queries that
 tests/test_compiled_invocation.py keeps free of numpy have at most 832 runs."""
+
+_LOOPED = [0]  # runs summed by the Python loop at the datasheet peak in this process
 
 INT64_SAFE = 2**62
 """The largest FLOP count per step the numpy form computes in int64 (a larger one, or a
@@ -143,12 +147,15 @@ def decode_runs(
     bounds = sorted(change.keys() | context_change.keys())
     peak = isinstance(roofline.efficiency, Peak)
     if vectorize is None:
-        vectorize = peak and len(bounds) > NUMPY_RUNS["numpy" in sys.modules]
+        loaded = "numpy" in sys.modules
+        vectorize = peak and (0 if loaded else _LOOPED[0]) + len(bounds) > NUMPY_RUNS[loaded]
     if vectorize and peak:
         out = _numpy_runs(bounds, change, context_change, prefill_before, roofline, cost,
                           engine)  # fmt: skip
         if out is not None:
             return out
+    if peak:
+        _LOOPED[0] += len(bounds)
     runs: list[Run] = []
     seen: dict[tuple[int, int, int], _RunSums] = {}
     totals = [0.0] * 5
