@@ -7,7 +7,9 @@ every step. A step's bound is the largest of them, so the run's total is a sum o
 envelope of lines. The envelope changes line only where two lines cross; between crossings one
 line is the largest at every integer k, and its sum over those k is an arithmetic series.
 
-A line is ``(value at k = 0, slope per step)``.
+A line is ``(value at k = 0, slope per step)``. :func:`sums_of_max` takes many runs at once
+(numpy arrays, one entry per run) with the same operations in the same order, so its sums equal
+:func:`sum_of_max`'s to the last bit (tests/test_decode_runs.py).
 
 >>> lines = [(10.0, 0.0), (0.0, 1.0)]  # max(10, k) over k = 0 .. 19: 10 x 10 + (10 + ... + 19)
 >>> sum_of_max(lines, 20)
