@@ -23,9 +23,10 @@ Each split's decode timelines (``placement.decode_runs``: a long timeline's runs
 numpy; ``placement.paged``: fewer Python calls per admission, eviction and finish) then
 cost less, outputs byte-identical. CPU seconds, best of 3, before (46996f34) and after
 alternated, 2026-12-07, load ~3 on the 2 cores: ``grpo -m 8b --gpus 16 -B 512 -K 16 -T 8192
---json --placement async`` 10.6 -> 6.3, ``combined`` 11.7 -> 7.2, ``disaggregated`` 12.8 ->
-6.8; ``-B 10000 --placement async`` 16.8 -> 10.5; ``-B 100000`` 3.3 -> 3.4 (its one long
-timeline, 8,321 runs, stays in Python: numpy's import would cost as much).
+--json --placement async`` 9.6 -> 5.6, ``combined`` 9.8 -> 6.6, ``disaggregated`` 11.7 -> 7.3;
+``-B 10000 --placement async`` 14.3 -> 10.4; ``-B 100000`` unchanged within the noise (2.9-3.7
+both: its one long timeline, 8,321 runs, stays in Python, numpy's import would cost as much).
+What remains is mostly the paged replay's Python per admission, eviction and finish.
 """
 
 from __future__ import annotations
