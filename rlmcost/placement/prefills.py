@@ -13,7 +13,7 @@ prefix's, the same bytes as a whole prompt), and with an engine the predicted se
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import fsum
 from typing import TYPE_CHECKING
 
@@ -51,10 +51,19 @@ class Prefills:
         """Predicted seconds per phase: one chunked prefill of the whole prompts and the
         tails (the engine runs them in the same steps; a tail shorter than a prompt is priced
         as a chunk of a prompt, attending to its prefix: ``Engine.chunk_s``), one of the
-        recomputed contexts; at least the phase's bound."""
+        recomputed contexts; at least the phase's bound. (``prefill_s`` of each distinct
+        (tokens, prompt) once: a replay under KV pressure repeats a few sizes many times.)"""
+        seen: dict[tuple[int, int], float] = {}
+
+        def prefill_s(tokens: int, prompt: int) -> float:
+            out = seen.get((tokens, prompt))
+            if out is None:
+                out = seen[tokens, prompt] = engine.prefill_s(tokens, prompt)
+            return out
+
         return [
-            max(engine.prefill_s(self.fresh[p] * prompt + sum(self.tails.get(p, [])), prompt)
-                + _batch_s(engine, self.again.get(p)), b)
+            max(prefill_s(self.fresh[p] * prompt + sum(self.tails.get(p, [])), prompt)
+                + _batch_s(prefill_s, self.again.get(p)), b)
             for p, b in zip(self.steps, bounds, strict=True)
         ]  # fmt: skip
 
@@ -94,8 +103,9 @@ def phases(
     steps = sorted(fresh.keys() | again.keys() | tails.keys())
     flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
                              paged.counting if paged else None)  # fmt: skip
-    tail_of = {c_h: tail_flops(arch, *c_h, share.counting) for ts in tails.values()
-               for c_h in ts} if share is not None else {}  # fmt: skip
+    tail_of = {c_h: tail_flops(arch, *c_h, share.counting)
+               for c_h in {c_h for ts in tails.values() for c_h in ts}
+               } if share is not None else {}  # fmt: skip
     flops = [float(fresh[p]) * cost.prefill_flops
              + fsum([float(flops_of(c)) for c in again.get(p, ())]
                     + [float(tail_of[t]) for t in tails.get(p, ())])
@@ -114,10 +124,10 @@ def phases(
     )  # fmt: skip
 
 
-def _batch_s(engine: Engine, contexts: list[int] | None) -> float:
+def _batch_s(prefill_s: Callable[[int, int], float], contexts: list[int] | None) -> float:
     """Predicted seconds of one step's recomputations (or tails): one chunked prefill of their
     tokens at their mean length (the engine prefills them together, ``Engine.prefill_s``)."""
     if not contexts:
         return 0.0
     tokens = sum(contexts)
-    return engine.prefill_s(tokens, -(-tokens // len(contexts)))
+    return prefill_s(tokens, -(-tokens // len(contexts)))

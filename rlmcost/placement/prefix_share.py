@@ -120,15 +120,17 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
     # before it (or, ``same_step``, at its step too) is past its start. Per group: that end
     # over the earlier steps, the step it has reached and the latest end at that step.
     seen: dict[int, tuple[int, int, int]] = {}
-    hit = share.hit(prompt)
-    for k in sorted(range(len(segments)), key=lambda k: segments[k][1:2] + segments[k][:1]):
-        seq, start, end, context = segments[k]
-        before, step, at_step = seen.get(seq // share.group, (-1, start, -1))
+    hit, group, same_step = share.hit(prompt), share.group, share.same_step
+    keys = [(s[1], s[0]) for s in segments]  # (start, seq)
+    for k in sorted(range(len(segments)), key=keys.__getitem__):
+        seq, start, end, _ = segments[k]
+        g = seq // group
+        before, step, at_step = seen.get(g, (-1, start, -1))
         if step < start:
             before, step, at_step = max(before, at_step), start, -1
-        if max(before, at_step if share.same_step else -1) > start:
+        if (before > start) or (same_step and at_step > start):
             out[k] = hit
-        seen[seq // share.group] = (before, step, max(at_step, end))
+        seen[g] = (before, step, end if end > at_step else at_step)
     return out
 
 

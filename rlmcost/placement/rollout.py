@@ -25,8 +25,10 @@ Runs: between two admissions or finishes the same sequences are in flight and ev
 quantity above is linear in the step (the contexts grow by the number in flight), so the
 timeline is kept run by run (:class:`Run`) and each run's sums are closed forms
 (:mod:`rlmcost.placement.envelope`); a rollout of 262,144 decode steps in 32 waves is 32 runs.
-Tests check the closed forms against the same sums step by step and against a brute-force
-simulation.
+The runs follow from the admission schedule's step counters before any time is known, so a
+long schedule's runs are summed all at once with numpy (:mod:`rlmcost.placement.decode_runs`,
+equal to the run-by-run loop to the last bit). Tests check the closed forms against the same
+sums step by step and against a brute-force simulation.
 
 Depth (critical path): sequences sharing a slot run one after another, so the depth is the
 longest slot chain, sum over its sequences of D_gen(S, T_j) (exact, ``blocks.depth_generation``
@@ -58,13 +60,13 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.placement.admission import _admit, admission_order
-from rlmcost.placement.envelope import line_sum, sum_of_max
+from rlmcost.placement.decode_runs import Run, decode_runs
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment
 from rlmcost.placement.prefills import phases, prefills
 from rlmcost.placement.prefix_share import PrefixShare
 from rlmcost.placement.untimed import UNTIMED
-from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
+from rlmcost.timing import DECODE, PREFILL, Kernels
 
 if TYPE_CHECKING:
     from rlmcost.perf.generation import Engine
@@ -102,21 +104,6 @@ def decode_flops(arch: Arch) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class Run:
-    """Decode steps ``first`` .. ``last`` (1-based, the replica's clock) with the same
-    ``active`` sequences in flight: no admission or finish inside. Their contexts sum to
-    ``context`` at step ``first`` and grow by ``active`` per step."""
-
-    first: int
-    last: int
-    active: int
-    context: int
-    bound_s: float  # sum of the steps' roofline bounds
-    idle_s: float  # sum of bound - compute: compute seconds left unused
-    end_s: float  # the replica's time when the run's last step ends (prefills included)
-
-
-@dataclass(frozen=True)
 class Timeline:
     """One replica's decode of its sequences (module docstring)."""
 
@@ -146,66 +133,6 @@ class Timeline:
         return self.time.bound_s
 
 
-@dataclass(frozen=True)
-class _RunSums:
-    compute_s: float
-    memory_s: float
-    bound_s: float
-    compute_bound_s: float
-    predicted_s: float
-
-
-def _run_sums(
-    roofline: Roofline, cost: DecodeCost, engine: Engine | None, active: int, context: int, n: int
-) -> _RunSums:
-    """Sums over the ``n`` decode steps of a run (``active`` in flight, contexts summing to
-    ``context`` + ``active`` k at its k-th step).
-
-    At the datasheet peak every per-step time is linear in k (FLOPs a f0 + f1 c, bytes
-    weights + kv c, the engine's step fixed(a) + s c; each over ``cost.tokens_per_step``),
-    so the bound and the prediction are sums
-    of upper envelopes of lines, in closed form (:mod:`rlmcost.placement.envelope`). A
-    measured efficiency profile depends on each step's size, so it is summed step by step."""
-    g = cost.tokens_per_step  # tokens per engine step (speculative decoding; else 1)
-    if isinstance(roofline.efficiency, Peak):
-        rc = roofline.gpus * roofline.peak_flops_per_s * g
-        rb = roofline.hardware.hbm_bandwidth_bytes_per_s * g
-        kv = cost.kv_bytes_per_token
-        compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
-        memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
-        link = (cost.gather_s / g, 0.0)
-        bound_s, parts = sum_of_max([compute, memory, link], n)
-        compute_bound = sum(line_sum(compute, k0, k1) for k0, k1, i in parts if i == 0)
-        predicted = bound_s
-        if engine is not None:
-            fixed, per_token = engine.decode_step_parts(active)
-            step = (fixed + per_token * context, per_token * active)
-            launch = (engine.launch_floor_s(active), 0.0)  # eager launches, streamed host floor
-            predicted = sum_of_max([step, launch, compute, memory, link], n)[0]
-        return _RunSums(
-            line_sum(compute, 0, n), line_sum(memory, 0, n), bound_s, compute_bound, predicted
-        )
-    contexts = [context + active * k for k in range(n)]
-    flops = [float(active) * cost.f0 + cost.f1 * float(c) for c in contexts]
-    mem = [cost.weight_bytes + cost.kv_bytes_per_token * float(c) for c in contexts]
-    compute_l, memory_l = roofline.seconds(flops, mem)
-    if g != 1.0:
-        compute_l, memory_l = [c / g for c in compute_l], [m / g for m in memory_l]
-    bound = [max(c, m, cost.gather_s / g) for c, m in zip(compute_l, memory_l, strict=True)]
-    pred = bound
-    if engine is not None:
-        pred = [
-            max(engine.decode_step_s(active, c), b) for c, b in zip(contexts, bound, strict=True)
-        ]
-    return _RunSums(
-        fsum(compute_l),
-        fsum(memory_l),
-        fsum(bound),
-        fsum(b for c, b in zip(compute_l, bound, strict=True) if c >= b),
-        fsum(pred),
-    )
-
-
 @memoized()
 def timeline(
     arch: Arch,
@@ -226,8 +153,8 @@ def timeline(
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
     ``paged`` a :class:`~rlmcost.placement.prefix_share.PrefixShare` alone: prefix sharing
-    without a pool (a stream's slots, :mod:`.prefix_share`). Deterministic; plain Python, run
-    by run (:class:`Run`; the sums of a run like an earlier one reused): the cost of a rollout
+    without a pool (a stream's slots, :mod:`.prefix_share`). Deterministic; run by run
+    (:class:`Run`, :func:`~rlmcost.placement.decode_runs.decode_runs`): the cost of a rollout
     grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
@@ -284,28 +211,7 @@ def timeline(
     pre_steps, pre_mem = pre.steps, pre.memory
     pre_compute, pre_bound = _phases(roofline, pre.flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
-    bounds = sorted(change.keys() | context_change.keys())
-    runs: list[Run] = []
-    seen: dict[tuple[int, int, int], _RunSums] = {}
-    totals = [0.0] * 5
-    active, context, clock = 0, 0, 0.0
-    for b0, b1 in zip(bounds, bounds[1:], strict=False):
-        active += change[b0]
-        context += context_change[b0]  # the contexts' sum at step b0 + 1
-        if active == 0:
-            continue
-        n_steps = b1 - b0
-        sums = seen.get((active, context, n_steps))
-        if sums is None:
-            sums = seen[active, context, n_steps] = _run_sums(roofline, cost, engine, active,
-                                                              context, n_steps)  # fmt: skip
-        clock += prefill_before.get(b0, 0.0) + sums.bound_s
-        idle = sums.bound_s - sums.compute_s
-        runs.append(Run(b0 + 1, b1, active, context, sums.bound_s, idle, clock))
-        for i, v in enumerate((sums.compute_s, sums.memory_s, sums.bound_s, sums.compute_bound_s,
-                               sums.predicted_s)):  # fmt: skip
-            totals[i] += v
-        context += active * n_steps  # every in-flight sequence attended one more position
+    runs, totals = decode_runs(change, context_change, prefill_before, roofline, cost, engine)
     run_of_end = {r.last: i for i, r in enumerate(runs)}
     finish_run = tuple(map(run_of_end.__getitem__, end))  # per sequence, looked up in C
     # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
