@@ -1,0 +1,77 @@
+"""SGLang's data-parallel attention inside an engine (``--dp-attention``; SGLang
+python/sglang/srt/layers/dp_attention.py ``compute_dp_attention_world_info``: attention TP =
+tp_size // dp_size): the engine setting, its memory per GPU, its refusals and slime's import.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import Mode
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.validate import check_layout
+from rlmcost.specs import get_model
+
+runner = CliRunner()
+
+
+def test_memory_per_gpu_of_an_mla_engine_by_hand() -> None:
+    # DeepSeek-V2-Lite's config.json (deepseek-ai/DeepSeek-V2-Lite): hidden 2048, 16 heads,
+    # 27 layers, q_lora_rank null, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head_dim 128.
+    # Per layer, TP splits q_proj 2048 x 16 x 192, kv_b_proj 512 x 16 x (128 + 128) and o_proj
+    # 16 x 128 x 2048; kv_a_proj_with_mqa and its norm stay whole (DeepseekV2Attention).
+    arch = get_model("deepseek-v2-lite").arch()
+    split = 2048 * 16 * 192 + 512 * 16 * 256 + 16 * 128 * 2048
+    plain = memory_per_stage(arch, Layout(tp=4), Mode.GENERATE, 4, 4096)[0]
+    dp = memory_per_stage(arch, Layout(tp=4, attention_dp=4), Mode.GENERATE, 4, 4096)[0]
+    # DP attention 4 of tp 4: every GPU holds whole attention weights (bf16, 2 bytes)
+    assert dp.weights - plain.weights == 27 * (split - split // 4) * 2 == 509_607_936
+    # MLA's latent KV (512 + 64 per token and layer, bf16) is whole on every TP rank; under DP
+    # attention a GPU holds its own rank's requests: 1 of the 4 sequences
+    assert plain.kv_cache == 4 * 4096 * 27 * (512 + 64) * 2
+    assert dp.kv_cache == plain.kv_cache // 4
+    assert (dp.activations, dp.logits) == (plain.activations, plain.logits)
+
+
+def test_heads_split_over_the_attention_ranks() -> None:
+    glm = get_model("glm-4.7-flash").arch()  # 20 heads: tp 8 does not split them
+    with pytest.raises(SpecError, match="tp=8 must divide heads=20"):
+        check_layout(glm, Layout(tp=8), replicate_kv=True)
+    check_layout(glm, Layout(tp=8, attention_dp=8), replicate_kv=True)  # attention tp 1
+    with pytest.raises(SpecError, match=r"attention tp=8 \(tp 16 / data-parallel attention 2"):
+        check_layout(glm, Layout(tp=16, attention_dp=2), replicate_kv=True)
+    with pytest.raises(SpecError, match="positive divisor"):
+        check_layout(glm, Layout(tp=8, attention_dp=3), replicate_kv=True)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--engine", "vllm", "--rollout-tp", "2", "--dp-attention", "2"],
+     "dp attention 2 with engine vllm"),
+    (["--engine", "sglang", "--rollout-tp", "2", "--dp-attention", "4"],
+     "N must divide the engine's TP"),
+])  # fmt: skip
+def test_refused_in_one_line(argv: list[str], message: str) -> None:
+    res = runner.invoke(app, ["ppo", "-m", "8b", *argv])
+    assert res.exit_code != 0 and res.exception is None or isinstance(res.exception, SystemExit)
+    assert message in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_glm_flash_engines_run_attention_data_parallel() -> None:
+    # slime scripts/run-glm4.7-30B-A3B.sh @624b824a: engines of 8 GPUs, --sglang-dp-size 8, on
+    # GLM-4.7-Flash's 20 heads; plain TP 8 was refused. On 16 GPUs (the script's trainer
+    # layout, TP 2 x PP 2 x CP 2 x EP 8, needs 16: EP 8 x PP 2 over 8 GPUs is no Megatron grid)
+    base = ["rlvr", "-m", "glm-4.7-flash", "--framework", "slime", "--gpus", "16",
+            "--engine", "sglang", "--rollout-tp", "8", "--json"]  # fmt: skip
+    res = runner.invoke(app, base)
+    assert res.exit_code != 0 and "tp=8 must divide heads=20" in res.output
+    res = runner.invoke(app, [*base, "--dp-attention", "8"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["run"]["deployment"]["engine"]["dp_attention"] == 8
