@@ -75,3 +75,23 @@ def test_glm_flash_engines_run_attention_data_parallel() -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["run"]["deployment"]["engine"]["dp_attention"] == 8
+
+
+def _slots(dp: str) -> int:
+    args = ["grpo", "-m", "gpt-2", "-B", "4096", "-K", "4", "-S", "128", "-T", "256", "--json",
+            "--reward", "rule", "--groups", "rollout=2,actor+reference=1", "--engine", "sglang",
+            "--rollout-tp", "2", "--dp-attention", dp]  # fmt: skip
+    out = runner.invoke(app, args, env={"COLUMNS": "160"})
+    assert out.exit_code == 0, out.output
+    g = next(g for g in json.loads(out.stdout)["placement_detail"]["groups"]
+             if g["name"] == "rollout")  # fmt: skip
+    return int(g["jobs"][0]["rollout"]["slots_per_replica"])
+
+
+def test_each_attention_rank_runs_sglangs_cap_of_its_own_pool() -> None:
+    # SGLang managers/tp_worker.py: a scheduler runs min(pool // 2, its request pool) requests,
+    # the request pool min(max(pool / context x 512, 2048), 4096) rows (model_runner.py
+    # init_memory_pool); GPT-2's pool of millions of tokens on an H100 makes it the 4,096 rows.
+    # Under DP attention every attention rank has its own scheduler: 2 x 4,096 per replica.
+    assert _slots("1") == 4096
+    assert _slots("2") == 2 * 4096
