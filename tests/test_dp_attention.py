@@ -6,13 +6,17 @@ tp_size // dp_size): the engine setting, its memory per GPU, its refusals and sl
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
+from rlmcost.cli.from_command import run_from_argv
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.launch_scripts import import_slime_script
+from rlmcost.frameworks.slime import import_slime
 from rlmcost.parallel.breakdown import Mode
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.validate import check_layout
@@ -95,3 +99,36 @@ def test_each_attention_rank_runs_sglangs_cap_of_its_own_pool() -> None:
     # Under DP attention every attention rank has its own scheduler: 2 x 4,096 per replica.
     assert _slots("1") == 4096
     assert _slots("2") == 2 * 4096
+
+
+GLM = Path(__file__).parent / "data" / "frameworks" / "slime_glm4.7-30B-A3B" / "scripts"
+
+
+def test_slimes_glm_flash_script_imports_with_dp_attention() -> None:
+    # THUDM/slime scripts/run-glm4.7-30B-A3B.sh and scripts/models/glm4.7-30B-A3B.sh at
+    # 624b824a, stored as they are: --rollout-num-gpus-per-engine 8, --sglang-enable-dp-attention
+    # --sglang-dp-size 8, --sglang-enable-dp-lm-head
+    q = import_slime_script(GLM / "run-glm4.7-30B-A3B.sh", [], [], None, None)
+    f = dict(q.flags)
+    assert (f["--engine"], f["--rollout-tp"], f["--dp-attention"]) == ("sglang", 8, 8)
+    assert any("--sglang-enable-dp-lm-head" in n for n in q.notes)
+    # the engine is no longer refused (tp=8 over 20 heads); its trainer is: Megatron-core's
+    # expert grid needs ETP x EP x PP = 1 x 8 x 2 = 16 GPUs, the script gives one node of 8
+    res = runner.invoke(app, ["import", "slime", str(GLM / "run-glm4.7-30B-A3B.sh")])
+    assert res.exit_code != 0 and "heads=20" not in res.output
+    assert "etp*ep = 1*8 must divide tp*cp*dp" in res.output
+    # on 16 GPUs the imported query evaluates, its engines of 8 with 8 attention ranks
+    argv = q.argv()
+    argv[argv.index("--gpus") + 1] = "16"
+    run = run_from_argv(q.algorithm, argv)
+    assert run.deployment.engine.dp_attention == 8
+
+
+def test_slimes_dp_size_needs_dp_attention() -> None:
+    words = ["train.py", "--hf-checkpoint", "/root/Qwen3-4B", "--rollout-num-gpus-per-engine",
+             "2", "--sglang-dp-size", "2", "--n-samples-per-prompt", "8",
+             "--rollout-batch-size", "8", "--colocate"]  # fmt: skip
+    with pytest.raises(SpecError, match="without --sglang-enable-dp-attention"):
+        import_slime(words, None, None)
+    q = import_slime([*words, "--sglang-enable-dp-attention"], None, None)
+    assert dict(q.flags)["--dp-attention"] == 2
