@@ -81,7 +81,7 @@ def test_deepseek_r1_script_multi_node() -> None:
     assert f["--pp-last-layers"] == 13 and "--pp-first-layers" not in f
     assert "--dynamic-sampling-filter-path" not in q.ignored
     assert f["--max-num-seqs"] == 1024  # --sglang-server-concurrency 1024 per engine
-    assert any("data-parallel attention" in n for n in q.notes)
+    assert f["--dp-attention"] == 8  # --sglang-enable-dp-attention --sglang-dp-size 8
     assert "--sglang-enable-dp-attention" not in q.ignored and "--sglang-ep-size" not in q.ignored
 
 

@@ -58,6 +58,7 @@ DEPLOYMENT_OPTIONS = (
     "prefix_caching",
     "max_num_seqs",
     "context_length",
+    "dp_attention",
     "schedule_policy",
     "env_workers",
     "max_num_batched_tokens",

@@ -188,6 +188,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["max_num_seqs"] = opts["max_num_seqs"] or None
     if opts.get("context_length") is not None:
         engine["context_length"] = opts["context_length"]
+    if opts.get("dp_attention") is not None:
+        engine["dp_attention"] = opts["dp_attention"]
     if opts.get("schedule_policy") is not None:
         engine["schedule_policy"] = str(opts["schedule_policy"])
     if opts.get("max_num_batched_tokens") is not None:
@@ -247,6 +249,7 @@ GENERATION_FLAGS = {
     "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
     "context_length": "--context-length", "schedule_policy": "--schedule-policy",
+    "dp_attention": "--dp-attention",
     "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
     "speculative_draft": "--speculative-draft",
     "speculative_acceptance": "--speculative-acceptance", "refit": "--refit",

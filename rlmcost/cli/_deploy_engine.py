@@ -118,6 +118,22 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "dp_attention": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="SGLang's data-parallel attention inside a replica (--enable-dp-"
+                    "attention --dp-size N; slime's large-MoE scripts): N attention ranks of "
+                    "rollout-tp / N GPUs, each attending for its own requests with its own KV "
+                    "pool; the MoE / FFN layers stay over all the replica's GPUs. N divides "
+                    "--rollout-tp; SGLang engines only (rlmcost.perf.dp_attention). Default 1 "
+                    "(off).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "context_length": (
             Annotated[
                 int | None,

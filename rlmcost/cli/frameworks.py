@@ -295,7 +295,8 @@ def _render_deployment(dep: dict[str, Any], groups: Any) -> None:
                               ("tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
                                "max_tokens_per_gpu", "offload"))),
         ("engine", ", ".join(f"{k}={_v(engine.get(k))}" for k in
-                             ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep"))),
+                             ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep")
+                             + (("dp_attention",) if engine.get("dp_attention", 1) > 1 else ()))),
         ("lora", _v(dep.get("lora"))),
         ("idle models in host memory", _v(dep.get("offload_idle"))),
         ("model load at start-up", _v(dep.get("init_load"))),

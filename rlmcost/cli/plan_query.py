@@ -25,6 +25,7 @@ RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "l
              "offload_idle", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
              "swiglu_fusion", "moe_capacity_factor", "moe_pad_to_capacity", "routing_replay",
              "enforce_eager", "prefix_caching", "context_length", "schedule_policy",
+             "dp_attention",
              "max_num_batched_tokens", "env_workers", "sequences_per_call",
              "speculative_tokens", "speculative_draft", "speculative_acceptance",
              "refit")  # fmt: skip

@@ -27,7 +27,7 @@ from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses_megatron_split
@@ -120,6 +120,26 @@ def moe_layer_dense(a: g.ArchNumbers, tp: Any) -> Any:
     return g.params_layer_moe(a, tp) - g.params_routed_experts(a, tp)
 
 
+def attention_split(a: g.ArchNumbers, tp: int) -> tuple[g.ArchNumbers, int]:
+    """``(arch, tp)`` for an attention layer split over ``tp`` ranks: one replicated KV head
+    per rank above the KV heads (:func:`replicates_kv`). Under SGLang's data-parallel
+    attention (``Layout.attention_dp`` P_a; ``compute_dp_attention_world_info`` in
+    python/sglang/srt/layers/dp_attention.py: ``attn_tp_size = tp_size // dp_size``) each
+    engine rank holds the attention weights of tp / P_a ranks and the KV of the requests
+    of its own attention-DP rank (its own scheduler and KV pool, python/sglang/srt/managers/
+    data_parallel_controller.py), at tp / P_a head split; the MoE / FFN layers stay over
+    all tp ranks. :func:`memory_per_stage` counts a rank's KV at 1 / P_a of the engine's
+    sequences (rounded up): the average over its attention-DP ranks."""
+    return (a._replace(n_kv_heads=tp) if replicates_kv(a, tp) else a), tp
+
+
+def _whole(x: Any) -> int:
+    """``x`` as an int; it is whole (an exact Fraction of whole parameter counts)."""
+    f = Fraction(x)
+    assert f.denominator == 1, x
+    return int(f)
+
+
 def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> bool:
     """True when ``validate.check_layout`` accepts ``layout`` for ``a`` (no GPU count): positive
     degrees, TP dividing the heads and FFN widths and dividing the KV heads or a multiple of
@@ -135,10 +155,13 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     )  # fmt: skip
     if not all(isinstance(x, int) and x >= 1 for x in degrees) or layout.virtual_stages < 1:
         return False
-    tp = layout.tp
-    widths = [a.n_heads]
-    if not replicates_kv(a, tp):  # an engine replicates, a Megatron-core trainer sub-shards
-        widths.append(a.n_kv_heads)
+    tp, att = layout.tp, layout.attention_dp
+    if not isinstance(att, int) or att < 1 or tp % att:
+        return False
+    heads = [a.n_heads] if replicates_kv(a, tp // att) else [a.n_heads, a.n_kv_heads]
+    if any(h % (tp // att) for h in heads):  # the heads over the attention TP ranks
+        return False
+    widths = []
     if not a.moe or a.first_dense_layers:
         widths.append(a.d_ff)
     if a.moe:
@@ -244,6 +267,8 @@ def memory_per_stage(
     a = arch_numbers(arch)
     mode = Mode(mode)
     _check(a, layout, replicate_kv=mode is Mode.GENERATE)
+    att = layout.attention_dp  # SGLang's data-parallel attention (attention_split)
+    attn_a, attn_tp = attention_split(a, layout.tp // att)
     if replicates_kv(a, layout.tp):  # one KV head per rank: an engine's replicated one, or
         a = a._replace(n_kv_heads=layout.tp)  # a Megatron-core trainer's sub-sharded QKV
     dt = workload if isinstance(workload, Dtypes) else Dtypes.of(workload)
@@ -270,7 +295,7 @@ def memory_per_stage(
         if sp_on and tp > 1:
             buffer -= a.d_model * (1 - Fraction(1, tp))
         buffer_bytes = ceil(mb_tokens * buffer * dt.activation)
-    kv_per_token_layer = g.kv_cache_per_token_layer(a, tp) * dt.kv
+    kv_per_token_layer = g.kv_cache_per_token_layer(attn_a, attn_tp) * dt.kv
 
     out = []
     layers = stage_layers(a, layout)
@@ -278,6 +303,12 @@ def memory_per_stage(
         last = s == layout.pp - 1
         stage = PipelineStage(s, layout.pp, n_dense, n_moe)
         p = stage_params(a, layout, stage, head, linear_mixer_replicated)
+        n_lin = a.linear_layers * (n_dense + n_moe) // a.n_layers
+        if att > 1:  # the attention layers' weights at tp / P_a (attention_split)
+            more = g.params_attention_per_layer(attn_a, attn_tp) - \
+                g.params_attention_per_layer(*attention_split(a, tp))  # fmt: skip
+            p = StageParams(_whole(p.dense + (n_dense + n_moe - n_lin) * more), p.expert,
+                            p.largest_unit)  # fmt: skip
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
@@ -307,6 +338,7 @@ def memory_per_stage(
             num, den = SGLANG_SWA_FULL_TOKENS_RATIO  # SGLang's SWA pool, rounded up
             pos = (n - n_lin - n_sw - n_pool) * per_seq + n_sw * kept
             kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
+            kv = -(-kv // att)  # a rank's share of the requests under DP attention
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
                 rec = _recurrent(a, tp)
                 kv += n_lin * per_shard * (

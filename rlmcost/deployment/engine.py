@@ -53,7 +53,9 @@ e468799f): "Granularity to bring in layers for TP sharding inside the hybrid eng
 
 
 _SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
-                ("context_length", None, "sizes SGLang's request pool"))
+                ("context_length", None, "sizes SGLang's request pool"),
+                ("dp_attention", 1, "is SGLang's data-parallel attention (--enable-dp-attention "
+                 "--dp-size)"))
 """Engine settings only SGLang reads: the field, its unset value, what it does there."""
 
 
@@ -109,6 +111,12 @@ class EngineSpec(Checked):
         default=None, ge=1, description="SGLang's --context-length, which sizes its request "
         "pool and so its default running cap (deployment.sglang_limits); None = the "
         "checkpoint's context (ModelSpec.max_context)"
+    )
+    dp_attention: int = Field(
+        default=1, ge=1, description="SGLang's data-parallel attention inside a replica "
+        "(--enable-dp-attention --dp-size N): N attention ranks of tp / N GPUs each run "
+        "attention for their own requests with their own KV pool, the MoE / FFN layers stay "
+        "over all tp GPUs (python/sglang/srt/layers/dp_attention.py); 1 = off"
     )
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, le=MAX_BLOCK_SIZE,
                             description="KV block [tokens]")  # fmt: skip
@@ -266,6 +274,14 @@ class EngineSpec(Checked):
                 flag = "--" + field.replace("_", "-")
                 raise ValueError(f"{field.replace('_', ' ')} {value} with engine {self.kind}: "
                                  f"it {what}; add --engine sglang or drop {flag}")  # fmt: skip
+        return self
+
+    @model_validator(mode="after")
+    def _dp_attention_divides_tp(self) -> "EngineSpec":
+        n = self.dp_attention
+        if self.tp is not None and self.tp % n:
+            raise ValueError(f"dp attention {n} with engine tp {self.tp}: N must divide the "
+                             "engine's TP (SGLang's attention TP is tp_size // dp_size)")
         return self
 
     @model_validator(mode="after")

@@ -51,7 +51,7 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
                "max-num-batched-tokens": "max_num_batched_tokens",
                "eager": "eager", "prefix-caching": "prefix_caching", "sleep": "sleep",
                "rollout-dtype": "dtype", "context-length": "context_length",
-               "schedule-policy": "schedule_policy",
+               "schedule-policy": "schedule_policy", "dp-attention": "dp_attention",
                "sequences-per-call": "sequences_per_call"}  # fmt: skip
 """Engine key -> EngineSpec field (``--engine``, ``--gpu-memory-utilization``, ...)."""
 
@@ -77,6 +77,7 @@ ALIASES = {"kind": "engine", "gpu-memory-utilization": "gmu", "enforce-eager": "
 _BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "fused_loss",
             "moe_permute_fusion", "moe_pad_to_capacity")  # fmt: skip
 _WHOLE = ("max_num_seqs", "max_num_batched_tokens", "context_length", "sequences_per_call",
+          "dp_attention",
           "max_tokens_per_gpu", "virtual_stages")  # fmt: skip
 _NONE = ("none", "dropless")
 """The words of ``moe-capacity-factor`` for no factor (dropless, the field's None)."""

@@ -75,7 +75,7 @@ ARGS: dict[str, Any] = {
     "sglang-speculative-num-steps": int, "sglang-speculative-eagle-topk": int,
     "sglang-speculative-num-draft-tokens": int, "sglang-server-concurrency": int,
     "sglang-max-running-requests": int, "sglang-ep-size": int, "sglang-dp-size": int,
-    "sglang-enable-dp-attention": SWITCH,
+    "sglang-enable-dp-attention": SWITCH, "sglang-enable-dp-lm-head": SWITCH,
     # LoRA (radixark/miles miles/utils/arguments.py @31f1ca96; not in slime)
     "lora-rank": int, "target-modules": str,
 }  # fmt: skip

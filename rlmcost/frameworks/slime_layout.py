@@ -343,6 +343,28 @@ def _requests_in_flight(r: Reader, q: ImportedQuery) -> None:
               "semaphore per engine (slime/rollout/sglang_rollout.py)")  # fmt: skip
 
 
+def _dp_attention(r: Reader, q: ImportedQuery, tp: int) -> None:
+    """``--sglang-enable-dp-attention --sglang-dp-size N`` (ServerArgs of each engine):
+    ``--dp-attention N``; ``dp_size`` without DP attention is refused, the vocabulary head's
+    DP split (``--sglang-enable-dp-lm-head``) noted, not modelled."""
+    size = r.integer("sglang-dp-size", 1)
+    if not r.flag("sglang-enable-dp-attention", False):
+        if size > 1:
+            raise SpecError(f"{WHERE}: --sglang-dp-size {size} without "
+                            "--sglang-enable-dp-attention: SGLang's data-parallel replicas of "
+                            "a server; rlmcost models dp_size only with DP attention")
+        return
+    if size > 1:
+        q.convert(f"--sglang-enable-dp-attention --sglang-dp-size {size}", "--dp-attention",
+                  size, f"SGLang's data-parallel attention: {size} attention ranks of "
+                  f"{tp}/{size} GPUs per engine, each with its requests' KV; the MoE / FFN "
+                  "layers over all the engine's GPUs (python/sglang/srt/layers/"
+                  "dp_attention.py)")  # fmt: skip
+    if r.flag("sglang-enable-dp-lm-head", False):
+        q.note("--sglang-enable-dp-lm-head: SGLang splits the vocabulary head over the "
+               "attention TP ranks; rlmcost keeps it over the engine's TP")
+
+
 def _engine(r: Reader, q: ImportedQuery) -> None:
     """SGLang engines of ``--rollout-num-gpus-per-engine`` GPUs (its tp_size), with
     ``--sglang-mem-fraction-static``; EAGLE / NEXTN speculation on a checkpoint with an MTP
@@ -357,10 +379,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
         q.convert(f"--sglang-mem-fraction-static {frac:g}", "--gpu-memory-utilization", frac,
                   "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
     _requests_in_flight(r, q)
-    for key in ("sglang-enable-dp-attention", "sglang-dp-size"):
-        if r.raw(key) is not None:
-            q.note(f"--{key}: SGLang's data-parallel attention inside an engine; rlmcost's "
-                   "engine runs attention tensor-parallel over its GPUs")  # fmt: skip
+    _dp_attention(r, q, tp)
     if r.integer("sglang-ep-size", 1) > 1:
         q.note("--sglang-ep-size: SGLang's expert parallelism inside an engine; rlmcost's "
                "engine splits the experts tensor-parallel over its GPUs (the same weight bytes "

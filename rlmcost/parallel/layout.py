@@ -78,6 +78,8 @@ class Layout:
     # Megatron-core's MoE expert capacity (parallel.moe_capacity); None / False: dropless
     moe_capacity_factor: float | None = None  # --moe-expert-capacity-factor
     moe_pad_to_capacity: bool = False  # --moe-pad-expert-input-to-capacity
+    # SGLang's data-parallel attention inside an engine (--enable-dp-attention --dp-size):
+    attention_dp: int = 1  # P_a attention ranks of tp / P_a each (dp_attention.py); 1: off
 
     @property
     def n_gpus(self) -> int:

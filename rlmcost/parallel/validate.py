@@ -73,6 +73,22 @@ def subshard_note(tp: int, h: int, h_kv: int) -> str:
             f"attends with one KV head and {h // tp} query heads")
 
 
+def attention_tp(layout: Layout) -> int:
+    """The ranks that split each attention layer's heads: P_t / P_a under SGLang's
+    data-parallel attention (``compute_dp_attention_world_info``, python/sglang/srt/layers/
+    dp_attention.py: ``attn_tp_size = tp_size // dp_size``), else P_t; a SpecError when P_a
+    does not divide P_t (rlmcost takes only the even split).
+
+    >>> attention_tp(Layout(tp=8, attention_dp=8)), attention_tp(Layout(tp=8))
+    (1, 8)
+    """
+    n = layout.attention_dp
+    if not isinstance(n, int) or n < 1 or layout.tp % n:
+        raise SpecError(f"data-parallel attention {n} must be a positive divisor of the "
+                        f"engine's tp={layout.tp} (SGLang's attention TP is tp_size // dp_size)")
+    return layout.tp // n
+
+
 def check_layout(
     arch: Arch, layout: Layout, n_gpus: int | None = None, replicate_kv: bool = False,
     subshard_kv: bool = True,
@@ -115,26 +131,29 @@ def check_layout(
             f"(EP is folded inside dp*tp*cp); {fix}"
         )
     h, h_kv = int(arch.n_heads), int(arch.n_kv_heads)
-    beyond = kv_subsharded(arch, layout.tp) and (replicate_kv or subshard_kv)
-    if h % layout.tp or (h_kv % layout.tp and not beyond):
+    tp = attention_tp(layout)  # SGLang's DP attention: the heads split over tp / P_a
+    beyond = kv_subsharded(arch, tp) and (replicate_kv or subshard_kv)
+    if h % tp or (h_kv % tp and not beyond):
         why = (
             f"without Megatron-core's QKV sub-sharding ({KV_SUBSHARD_COMMIT}) training TP "
             f"splits the kv heads, so tp must divide kv heads={h_kv}; "
             if h % layout.tp == 0 and layout.tp % h_kv == 0
             else ""
         )
+        what = f"tp={tp}" if tp == layout.tp else \
+            f"attention tp={tp} (tp {layout.tp} / data-parallel attention {layout.attention_dp})"
         raise SpecError(
-            f"tp={layout.tp} must divide heads={h} and kv heads={h_kv}; {why}"
+            f"{what} must divide heads={h} and kv heads={h_kv}; {why}"
             f"try one of {_show(_common_divisors(h, h_kv))}"
         )
     if beyond and replicate_kv:
         notes.append(
-            f"tp={layout.tp} > kv heads={h_kv}: each rank holds one KV head, every head "
-            f"replicated on {layout.tp // h_kv} ranks (vLLM), so the KV cache per rank does not "
+            f"tp={tp} > kv heads={h_kv}: each rank holds one KV head, every head "
+            f"replicated on {tp // h_kv} ranks (vLLM), so the KV cache per rank does not "
             "shrink below one head"
         )
     elif beyond:
-        notes.append(subshard_note(layout.tp, h, h_kv))
+        notes.append(subshard_note(tp, h, h_kv))
     widths = {"d_ff": int(arch.d_ff)} if not arch.is_moe or arch.first_dense_layers else {}
     if arch.is_moe:
         widths["d_expert"] = int(arch.d_expert)

@@ -30,6 +30,7 @@ class EngineOptions:
     overlapped_s_per_sequence: float = 0.0  # host work beside the GPU (perf.engine_host)
     state_bytes: int = 4  # a Gated DeltaNet recurrent state element (deployment.engine_kv)
     window_read: float = 1.0  # a sliding layer's KV read per context token (window_read)
+    attention_dp: int = 1  # SGLang's data-parallel attention ranks (perf.dp_attention)
 
     def __post_init__(self) -> None:
         if self.launch_s < 0:

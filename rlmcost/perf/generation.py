@@ -96,9 +96,9 @@ from functools import cached_property
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Collective
-from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf import decode_kernels as dk
 from rlmcost.perf.collectives import collective_time_s, link
+from rlmcost.perf.dp_attention import attention_rows, engine_shard
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import (  # noqa: F401 - re-exported
     STEP_OVERHEAD_S,
@@ -150,7 +150,7 @@ class Engine:
         self.x = activation_bytes
         self.options = options or EngineOptions()
         self.value_head = value_head
-        self.shard = tp_shard(arch, tp)
+        self.shard = engine_shard(arch, tp, self.options.attention_dp)  # perf.dp_attention
         self.gemm_device = weight_streaming_device(device)
         self.moe_device = fused_moe_device(device, self.gemm_device)
         self._gemm_cache: dict[int, float] = {}
@@ -180,13 +180,13 @@ class Engine:
     def _layer_gemms_s(self, m: int) -> float:
         """GEMM seconds of one layer (dense, and MoE when the model has MoE layers, weighted
         by their counts) for ``m`` tokens, summed over the model's layers."""
-        arch, sh, dev = self.arch, self.shard, self.gemm_device
+        arch, sh, dev, n = self.arch, self.shard, self.gemm_device, self.options.attention_dp
         d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
-        p = arch.ffn_kind.projections
+        p, ma = arch.ffn_kind.projections, attention_rows(m, n)  # DP attention: its rows
         if arch.is_mla:
-            attn = dk.mla_layer_gemms_s(dev, arch, self.tp, m, self.x)
+            attn = dk.mla_layer_gemms_s(dev, arch, self.tp // n, ma, self.x)
         else:
-            attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
+            attn = dev.gemm_s(ma, q + 2 * kv, d) + dev.gemm_s(ma, d, q)
         total = 0.0
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
         free = int(arch.n_ffn_free_layers)  # Nemotron-H's mixer-only layers: no FFN
@@ -223,7 +223,9 @@ class Engine:
             kernels += 1
         out = int(arch.n_layers) * self.device.elementwise_s(m * per_token, kernels)
         if arch.is_mla:
-            extra = dk.mla_extra_kernels_s(self.device, arch, self.tp, m, self.x)
+            n = self.options.attention_dp
+            extra = dk.mla_extra_kernels_s(self.device, arch, self.tp // n, attention_rows(m, n),
+                                           self.x)  # fmt: skip
             out += int(arch.n_layers) * extra
         if arch.is_moe:
             out += int(arch.n_moe_layers) * dk.moe_routing_s(self.device.defaults.kernel_gap_s)
@@ -258,8 +260,10 @@ class Engine:
         layers: float = int(self.arch.n_softmax_layers)  # linear-attention layers: no KV
         if self.arch.has_window:  # the sliding layers read their window (engine_step)
             layers -= int(self.arch.n_sliding_layers) * (1 - self.options.window_read)
+        layers /= self.options.attention_dp  # a GPU attends for 1 / N of the contexts
         if self.arch.is_mla:
-            f, b = dk.mla_decode_attention_per_token(self.arch, self.tp, self.kv_bytes)
+            tp = self.tp // self.options.attention_dp
+            f, b = dk.mla_decode_attention_per_token(self.arch, tp, self.kv_bytes)
             flops, nbytes = f * layers, b * layers
         else:
             flops = 4 * int(sh.q_width) * layers
@@ -367,7 +371,7 @@ class Engine:
         if tokens < 1 or prompt < 1:
             raise SpecError(f"prefill chunk of {tokens} tokens / prompt {prompt} is empty")
         sh, dev = self.shard, self.device
-        layers = int(self.arch.n_softmax_layers)  # linear layers: their core (linear_decode)
+        layers = int(self.arch.n_softmax_layers) / self.options.attention_dp  # perf.dp_attention
         prompts = -(-tokens // prompt)
         pairs = (
             prompts * prompt * (prompt + 1) // 2

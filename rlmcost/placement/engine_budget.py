@@ -91,7 +91,11 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     :meth:`~rlmcost.placement.group_memory.GroupMemory.engine_pool` counts them, and its
     context length: ``engine.context_length``, else the checkpoint's ``max_context``, else
     (unknown) the task's sequence length; vLLM's is 256 (and so for the engine's other
-    tasks). Megatron-core's: its ``max_requests`` from the pool's blocks
+    tasks). Under SGLang's data-parallel attention (``Layout.attention_dp`` N) each attention
+    rank's scheduler takes that cap of its own pool (python/sglang/srt/managers/tp_worker.py:
+    ``max_total_num_tokens // 2``, its request pool, or ``--max-running-requests // dp_size``),
+    so the replica's is N times one rank's, a rank's pool 1 / N of the replica's tokens.
+    Megatron-core's: its ``max_requests`` from the pool's blocks
     (:func:`~rlmcost.deployment.megatron_engine.max_requests`)."""
     eng = g.engine
     if cap_source(g, task) == RUNNING:
@@ -106,7 +110,8 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
     from rlmcost.deployment.sglang_limits import max_running_requests
 
-    return max_running_requests(tokens, context)
+    n = g.layouts[task.index].attention_dp  # SGLang's DP attention: N schedulers
+    return n * max_running_requests(tokens // n, context)
 
 
 def cap_source(g: GroupMemory, task: Task) -> str:

@@ -235,6 +235,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
         chunk_tokens=batched_tokens(g) if kind in ("vllm", "megatron") else CHUNK_TOKENS,
+        attention_dp=layout.attention_dp,  # SGLang's DP attention (perf.dp_attention)
         **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
                         lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip

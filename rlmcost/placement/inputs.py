@@ -190,8 +190,8 @@ def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> d
     trains = group in _training_groups(setup.tasks)
     eng = engine_for(setup, group)
     dep, placement = setup.deployment, setup.placement
-    args = (grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep, dep.ideal,
-            placement.hybrid, gpus)  # fmt: skip
+    args = (grp, setup.base, trains, eng.kind, eng.tp, (eng.pp, eng.ep, eng.dp_attention),
+            dep.ideal, placement.hybrid, gpus)  # fmt: skip
     seen = setup.groups_seen
     if seen is None:
         return {t.index: _layout(*args, setup.tp[t.role], setup.arch(t.role), t.role, t.kind)
@@ -222,27 +222,30 @@ def replica_layout(setup: Setup, task: Task) -> Layout:
     grp = setup.placement.group(task.group)
     eng = engine_for(setup, task.group)
     trains = task.group in _training_groups(setup.tasks)
-    return _replica(grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep,
-                    setup.deployment.ideal, setup.placement.hybrid, setup.tp[task.role],
-                    task.kind)  # fmt: skip
+    return _replica(grp, setup.base, trains, eng.kind, eng.tp,
+                    (eng.pp, eng.ep, eng.dp_attention), setup.deployment.ideal,
+                    setup.placement.hybrid, setup.tp[task.role], task.kind)  # fmt: skip
 
 
 def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
-             engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
-             tp: int, kind: Kind) -> Layout:  # fmt: skip
+             engine_tp: int | None, engine_degrees: tuple[int, int, int], ideal: bool,
+             hybrid: bool, tp: int, kind: Kind) -> Layout:  # fmt: skip
     """The layout of one replica of a task of ``kind`` on group ``grp`` (:func:`_layout`
     before data parallelism fills the group): the group's own layout for the kind when given;
     an engine's own TP, PP and EP for generation (the trainer's layout for HF generate, an
     unpinned Hybrid Engine or a Megatron engine given no degrees or the trainer's); under
     hybrid execution TP for generate, TP/PP for forward, ZeRO-3 over the group for train; else
-    the user's layout at the model's TP ``tp``. What a group's GPU count must be a multiple of
-    (:func:`rlmcost.placement.allocate.group_unit`) is this layout's tp * pp * cp * dp_unit."""
+    the user's layout at the model's TP ``tp``. ``engine_degrees``: the engine's PP, EP and
+    data-parallel attention (``EngineSpec.dp_attention``, SGLang's). What a group's GPU count
+    must be a multiple of (:func:`rlmcost.placement.allocate.group_unit`) is this layout's
+    tp * pp * cp * dp_unit."""
     given = grp.layout(kind)
     settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
     base = given or user.with_(**settings)
     t = settings.get("tp", tp)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
+    engine_pp, engine_ep, attention_dp = engine_degrees
     mega = engine is EngineKind.MEGATRON
     trainer = (int(t), base.pp, base.ep)  # type: ignore[call-overload]
     if mega:  # a degree not given is the policy's (NeMo RL merged_inference_megatron_cfg)
@@ -260,7 +263,8 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
         # the inference engine's own layout per replica (ds-hybrid: its inference TP); a
         # Megatron engine's keeps the policy's expert TP (NeMo RL merged_inference_megatron_cfg)
         base = Layout(tp=own[0], pp=own[1], ep=own[2],
-                      etp=user.etp if engine is EngineKind.MEGATRON else None)
+                      etp=user.etp if engine is EngineKind.MEGATRON else None,
+                      attention_dp=attention_dp)  # fmt: skip
     elif hybrid and given is None:
         base = {
             Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),
@@ -273,14 +277,15 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
 
 
 def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
-            engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
-            gpus: int, tp: int, arch: Arch, role: Role, kind: Kind) -> Layout:  # fmt: skip
+            engine_tp: int | None, engine_degrees: tuple[int, int, int], ideal: bool,
+            hybrid: bool, gpus: int, tp: int, arch: Arch, role: Role,
+            kind: Kind) -> Layout:  # fmt: skip
     """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout,
     whether the group trains, the group's engine (kind, TP, PP, EP), the deployment's
     ``ideal``, the placement's ``hybrid``, the GPU count, and per task its model's TP and
     Arch, role and kind."""
     group = grp.name
-    base = _replica(grp, user, trains, engine, engine_tp, engine_pp, engine_ep, ideal, hybrid,
+    base = _replica(grp, user, trains, engine, engine_tp, engine_degrees, ideal, hybrid,
                     tp, kind)  # fmt: skip
     split = base.tp * base.pp * base.cp  # EP is folded inside dp*tp*cp (Megatron-core)
     unit = split * base.dp_unit  # ... when etp*ep divides tp*cp*dp

@@ -37,6 +37,7 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep
                  "max_num_seqs": "--max-num-seqs",
                  "max_num_batched_tokens": "--max-num-batched-tokens",
                  "context_length": "--context-length",
+                 "dp_attention": "--dp-attention",
                  "schedule_policy": "--schedule-policy",
                  "sequences_per_call": "--sequences-per-call",
                  "gather_layers": "--tp-gather-layers",

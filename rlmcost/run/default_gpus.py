@@ -166,7 +166,9 @@ def _tier_problem(run: Run, gpus: int | None, engine_tp: int | None) -> str | No
     try:
         check_layout(arch, lay.with_(dp=lay.dp_unit), unit)
         if engine_tp is not None:
-            check_layout(arch, Layout(tp=engine_tp), engine_tp, replicate_kv=True)
+            att = run.deployment.engine.dp_attention  # SGLang's DP attention
+            check_layout(arch, Layout(tp=engine_tp, attention_dp=att), engine_tp,
+                         replicate_kv=True)  # fmt: skip
     except SpecError as exc:
         return f"{spec.name}: {exc}"
     return None

@@ -245,12 +245,16 @@ _SLIME_COMMON = (("param_dtype", "bf16", "Megatron-LM --bf16 (slime's default)")
                   "16384"))  # fmt: skip
 
 
-def _slime_engine(src: str, tp: int, fraction: float = 0.7) -> tuple[Default, ...]:
+def _slime_engine(src: str, tp: int, fraction: float = 0.7, dp: int = 1) -> tuple[Default, ...]:
+    attention = (Default("engine.dp_attention", dp, f"--dp-attention {dp}", f"{src}: "
+                         f"--sglang-enable-dp-attention --sglang-dp-size {dp}",
+                         engines=("sglang",)),) if dp > 1 else ()  # fmt: skip
     return (Default("engine.tp", tp, f"--rollout-tp {tp}",
                     f"{src}: --rollout-num-gpus-per-engine {tp}"),
             Default("engine.gpu_memory_utilization", fraction,
                     f"--gpu-memory-utilization {fraction}",
-                    f"{src}: --sglang-mem-fraction-static {fraction}", engines=("sglang",)))
+                    f"{src}: --sglang-mem-fraction-static {fraction}", engines=("sglang",)),
+            *attention)
 
 
 SLIME_30B_A3B_EXAMPLE_FROM = 22_000_000_000
@@ -348,7 +352,7 @@ SLIME_MOE = (
              "optimizer; engines apart, no --colocate: nothing offloaded between phases)")),
             (("last_layers", 22, "--decoder-last-pipeline-num-layers 22"),),
             _QWEN3_235B_LAYERS),
-        *_slime_engine(_SLIME_235B, 32),
+        *_slime_engine(_SLIME_235B, 32, dp=4),
         Default("engine.dtype", "fp8", "--rollout-dtype fp8",
                 f"{_SLIME_235B}: --hf-checkpoint Qwen3-235B-A22B-FP8 (SGLang serves the FP8 "
                 "checkpoint; the trainer loads bf16, --ref-load ..._torch_dist)",
@@ -373,7 +377,7 @@ SLIME_MOE = (
              "and --optimizer-cpu-offload")),
             (("last_layers", 13, "--decoder-last-pipeline-num-layers 13"),),
             _DEEPSEEK_V3_LAYERS),
-        *_slime_engine(_SLIME_671B, 64),
+        *_slime_engine(_SLIME_671B, 64, dp=8),
         Default("engine.sleep", True, "--sleep", f"{_SLIME_671B}: --colocate (offload_rollout)"),
         Default("kl", True, "--kl", f"{_SLIME_671B}: --use-kl-loss (the reference loaded, "
                 "--ref-load, its forward run)"),
