@@ -28,6 +28,14 @@ models of types rlmcost does not ship (Qwen2.5/3-VL, Qwen3.5, Nemotron-H, GLM-4.
 Seed-OSS, MiniMax), variables the scripts take from the environment (SLURM_*, --env gives
 them), placeholders left to fill in, group methods with one response per prompt, SFT and
 reward-model training scripts, and verl's split-placement trainer.
+
+After the model types and importer fixes that followed (Qwen2.5/3-VL, Qwen3.5, Nemotron-H,
+Seed-OSS, MiniMax-M2, GLM-4.7-Flash, GLM-4.1V; Qwen3 2507's context; Megatron TP above the KV
+heads; NeMo RL's Automodel expert parallelism; SGLang's data-parallel attention), same mirrors,
+2026-12: verl 108 of 127, slime 11 of 23, OpenRLHF 7 of 17, NeMo RL 140 of 150, TRL 12 of 20
+(278 of 337, from 219), 0 tracebacks. NeMo RL's 10 left: Nemotron 3 Super (latent MoE, 6),
+DeepSeek-V3 recipes whose model is an instruction to follow (2), GLM-5.1 (DeepSeek Sparse
+Attention, no cost model), allenai/Llama-3.1-Tulu-3-8B-SFT (not built in).
 """
 
 from __future__ import annotations
