@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from config_errors import assert_refused_in_one_line
 
 from rlmcost import blocks as bl
 from rlmcost.compiled import blocks as cb
@@ -276,11 +277,7 @@ def test_qwen3_next_cache_is_full_layers_kv_plus_fixed_linear_state():
     ],
 )
 def test_bad_qwen3_next_configs_are_one_line_errors(tmp_path, change, fragment):
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps({**QWEN3_NEXT_80B, **change}))
-    with pytest.raises(SpecError) as exc:
-        load_config(p)
-    assert fragment in str(exc.value) and "\n" not in str(exc.value)
+    assert_refused_in_one_line(tmp_path, {**QWEN3_NEXT_80B, **change}, fragment)
 
 
 @pytest.mark.parametrize("pp", [1, 2, 3, 4])

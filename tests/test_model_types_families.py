@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from config_errors import assert_refused_in_one_line
 
 from rlmcost import blocks as bl
 from rlmcost.choices import MlaDecode
@@ -184,11 +185,7 @@ def test_first_k_dense_replace_that_transformers_ignores_is_noted():
     ],
 )  # fmt: skip
 def test_bad_configs_are_one_line_errors(tmp_path, mt, change, fragment):
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps({**SMALL[mt], **change}))
-    with pytest.raises(SpecError) as exc:
-        load_config(p)
-    assert fragment in str(exc.value) and "\n" not in str(exc.value)
+    assert_refused_in_one_line(tmp_path, {**SMALL[mt], **change}, fragment)
 
 
 # --------------------------------------------------------------------------------------

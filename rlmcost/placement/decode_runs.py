@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from math import fsum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rlmcost.frozen import dataclass
 from rlmcost.placement.envelope import line_sum, sum_of_max, sums_of_max
@@ -78,6 +78,21 @@ class _RunSums:
     predicted_s: float
 
 
+def _peak_lines(roofline: Roofline, cost: DecodeCost, active: Any, context: Any) -> tuple[
+    tuple[Any, Any], tuple[Any, Any], tuple[float, float]
+]:  # fmt: skip
+    """The compute, memory and link lines ``(value at k = 0, slope per step)`` of a run's decode
+    steps at the datasheet peak (:func:`_run_sums`): ``active`` and ``context`` Python ints for
+    one run or int64 arrays for all (:func:`_numpy_runs`), the same operations either way."""
+    g = cost.tokens_per_step  # tokens per engine step (speculative decoding; else 1)
+    rc = roofline.gpus * roofline.peak_flops_per_s * g
+    rb = roofline.hardware.hbm_bandwidth_bytes_per_s * g
+    kv = cost.kv_bytes_per_token
+    compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
+    memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
+    return compute, memory, (cost.gather_s / g, 0.0)
+
+
 def _run_sums(
     roofline: Roofline, cost: DecodeCost, engine: Engine | None, active: int, context: int, n: int
 ) -> _RunSums:
@@ -91,12 +106,7 @@ def _run_sums(
     measured efficiency profile depends on each step's size, so it is summed step by step."""
     g = cost.tokens_per_step  # tokens per engine step (speculative decoding; else 1)
     if isinstance(roofline.efficiency, Peak):
-        rc = roofline.gpus * roofline.peak_flops_per_s * g
-        rb = roofline.hardware.hbm_bandwidth_bytes_per_s * g
-        kv = cost.kv_bytes_per_token
-        compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
-        memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
-        link = (cost.gather_s / g, 0.0)
+        compute, memory, link = _peak_lines(roofline, cost, active, context)
         bound_s, parts = sum_of_max([compute, memory, link], n)
         compute_bound = sum(line_sum(compute, k0, k1) for k0, k1, i in parts if i == 0)
         predicted = bound_s
@@ -206,13 +216,7 @@ def _numpy_runs(
     top_context = int((context + active * n).max())
     if int(active.max()) * cost.f0 + cost.f1 * top_context >= INT64_SAFE or top_context >= 2**53:
         return None
-    g = cost.tokens_per_step
-    rc = roofline.gpus * roofline.peak_flops_per_s * g
-    rb = roofline.hardware.hbm_bandwidth_bytes_per_s * g
-    kv = cost.kv_bytes_per_token
-    compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
-    memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
-    link = (cost.gather_s / g, 0.0)
+    compute, memory, link = _peak_lines(roofline, cost, active, context)
     bound, compute_bound = sums_of_max([compute, memory, link], n)
     predicted = bound
     if engine is not None:
