@@ -126,8 +126,8 @@ def engine_options(p: str) -> dict[str, Any]:
                     "attention --dp-size N; slime's large-MoE scripts): N attention ranks of "
                     "rollout-tp / N GPUs, each attending for its own requests with its own KV "
                     "pool; the MoE / FFN layers stay over all the replica's GPUs. N divides "
-                    "--rollout-tp; SGLang engines only (rlmcost.perf.dp_attention). Default 1 "
-                    "(off).",
+                    "--rollout-tp; SGLang engines only (rlmcost.perf.dp_attention). "
+                    + framework_default("1 (off)"),
                     min=1,
                     rich_help_panel=p,
                 ),
