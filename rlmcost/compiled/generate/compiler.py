@@ -158,9 +158,8 @@ class Compiler:
         support: set[frozenset[str]] = {frozenset()}
         for point in self.points:
             f = {c: self.evaluate(block, point, c) for c in corners}
-            for s in corners:
-                if s and _moebius(s, f) != 0:
-                    support.add(s)
+            coeffs = _moebius_all(flags, f)
+            support |= {s for s in corners if s and coeffs[s] != 0}
         sym_values = self.sym_values
         cache: dict[frozenset[str], Any] = {}
 
@@ -203,6 +202,24 @@ def _zero_tests() -> Iterator[set[Any]]:
 def _subsets(s: frozenset[str]) -> list[frozenset[str]]:
     items = sorted(s)
     return [frozenset(c) for r in range(len(items) + 1) for c in combinations(items, r)]
+
+
+def _moebius_all(flags: tuple[str, ...], f: dict[frozenset[str], Any]) -> dict[frozenset[str], Any]:
+    """:func:`_moebius` of every corner of ``f`` at once, by the subset transform over bit masks
+    (n 2^n additions, not the 3^n of one sum per corner). ``f``'s corners are closed under
+    subsets (a corner's subsets are corners: :meth:`Compiler.corners`), and the transform at a
+    mask reads only its submasks, so the masks of no corner (held at 0) change no corner's
+    coefficient. Exact: the values are added as they are (integers or sympy numbers)."""
+    bit = {x: 1 << i for i, x in enumerate(flags)}
+    mask_of = {c: sum(bit[x] for x in c) for c in f}
+    a: list[Any] = [0] * (1 << len(flags))
+    for c, m in mask_of.items():
+        a[m] = f[c]
+    for b in bit.values():
+        for m in range(len(a)):
+            if m & b:
+                a[m] = a[m] - a[m ^ b]
+    return {c: a[m] for c, m in mask_of.items()}
 
 
 def _moebius(s: frozenset[str], f: dict[frozenset[str], Any]) -> Any:
