@@ -91,7 +91,7 @@ MODULE_LAYER = {
                  "shell_arith", "shell_read",
                  "shell_checkout", "shell_launch", "shell_lexer", "shell_nested", "shell_paths",
                  "shell_script", "shell_test", "shell_words", "slime", "slime_args",
-                 "slime_layout", "trl", "trl_launch", "units",
+                 "slime_layout", "slime_engine", "trl", "trl_launch", "units",
                  "verl", "verl_batches", "verl_engine", "verl_glu", "verl_lora", "verl_recompute",
                  "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",
