@@ -14,9 +14,10 @@ from rlmcost.choices import Head
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.inputs import IDEAL, work_over_lengths
+from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.lengths import parse_length_dist
 from rlmcost.placement.rollout import DecodeCost, timeline
+from rlmcost.placement.task_work import work_over_lengths
 from rlmcost.reports.estimate import estimate
 from rlmcost.reports.placement import placement_estimate
 from rlmcost.specs import get_model

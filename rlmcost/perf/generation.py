@@ -319,24 +319,21 @@ class Engine:
 
     def _speculative_parts(self, active: int) -> tuple[float, float]:
         """(fixed, per context token) seconds of a speculative step over the tokens it emits
-        per sequence (module docstring): ``N`` draft steps on ``active`` rows, then the
-        target's step on ``active (N + 1)`` rows, divided by ``1 + sum P^i``."""
+        (:meth:`~rlmcost.perf.speculative.Speculation.step_parts`): the target's step on
+        ``active (N + 1)`` rows, ``N`` draft steps on ``active`` rows."""
         if active in self._spec_cache:
             return self._spec_cache[active]
         spec, draft = self.speculation, self._draft
         assert spec is not None and draft is not None
-        n, rows = spec.tokens, active * (spec.tokens + 1)
-        c, m = self._attention_per_context_token
-        gap = self.device.defaults.kernel_gap_s
-        verify = (self._gemms(rows) + int(self.arch.n_layers) * gap + self._elementwise_s(rows)
-                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s
-                  + self.options.launch_s)  # fmt: skip
+        rows = active * (spec.tokens + 1)
+        verify = (self._gemms(rows) + int(self.arch.n_layers) * self.device.defaults.kernel_gap_s
+                  + self._elementwise_s(rows) + self._tp_s(rows) + self._head_s(rows)
+                  + self.options.step_overhead_s + self.options.launch_s)  # fmt: skip
         d_fixed, d_per_token = draft.decode_step_parts(active)
         if spec.mtp:  # the projection M_k [d, 2d], replicated (vLLM deepseek_mtp.py eh_proj)
             d = int(self.arch.d_model)
             d_fixed += self.gemm_device.gemm_s(active, d, 2 * d)
-        g = spec.tokens_per_step
-        out = (verify + n * d_fixed) / g, (max(c * (n + 1), m) + n * d_per_token) / g
+        out = spec.step_parts(verify, self._attention_per_context_token, (d_fixed, d_per_token))
         self._spec_cache[active] = out
         return out
 

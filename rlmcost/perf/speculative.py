@@ -107,3 +107,22 @@ class Speculation:
         2 x 2d x d (one add or one multiply = 1 FLOP)."""
         d = int(self.draft.d_model)
         return 4 * d * d if self.mtp else 0
+
+    def step_parts(self, verify_s: float, attention: tuple[float, float],
+                   draft: tuple[float, float]) -> tuple[float, float]:  # fmt: skip
+        """(fixed, per context token) seconds of one speculative engine step over the tokens
+        it emits per sequence (:attr:`tokens_per_step`): the target's verifying step on
+        ``N + 1`` rows per sequence (``verify_s``: its fixed part; its attention does the
+        FLOPs ``N + 1`` times per cached token and reads the KV once: ``attention`` is
+        (compute, memory) seconds per context token of one row) and ``N`` draft steps
+        (``draft``: their fixed and per-token parts, the MTP projection in the fixed one).
+
+        >>> from rlmcost.specs import get_model
+        >>> s = Speculation(tokens=1, acceptance=1.0, draft=get_model("gpt-2").arch())
+        >>> s.step_parts(2.0, (0.1, 0.3), (1.0, 0.1))  # 2 tokens a step
+        (1.5, 0.2)
+        """
+        n, g = self.tokens, self.tokens_per_step
+        compute, memory = attention
+        return ((verify_s + n * draft[0]) / g,
+                (max(compute * (n + 1), memory) + n * draft[1]) / g)  # fmt: skip

@@ -1,7 +1,7 @@
 """One device group's jobs: each invocation's work, depth, memory, time and prediction, and the
 group's transfers, from what the group holds (:class:`~rlmcost.placement.group_cost.GroupModel`).
 
-* work: exact FLOPs over the sequences' own response lengths (``inputs.work_over_lengths``);
+* work: exact FLOPs over the sequences' own response lengths (``task_work.work_over_lengths``);
 * depth: the longest sequence sets it (padded batches); generation's depth is the rollout
   timeline's longest slot chain (``rollout``);
 * time: a roofline lower bound like ``reports.estimate`` (compute at the dense datasheet peak,
@@ -78,12 +78,13 @@ from rlmcost.placement.group_passes import (
 from rlmcost.placement.group_realhf import areal_server_lengths, realhf_task_floor_s
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
-from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
+from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.reference_swap import device_residents
 from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
 from rlmcost.placement.speculative import speculation_for, speculative_cost
 from rlmcost.placement.streaming import stream
+from rlmcost.placement.task_work import depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 

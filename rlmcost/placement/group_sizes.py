@@ -2,7 +2,7 @@
 padded contexts and batches (:class:`GroupSizes`, a base of
 :class:`~rlmcost.placement.group_own.GroupTasks`). The counts of a formula and the response
 lengths depend on the query alone, so they are kept for every group of it
-(``inputs.values_table``, ``group_key.per_query``)."""
+(``task_work.values_table``, ``group_key.per_query``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_key import per_query
-from rlmcost.placement.inputs import Setup, count_of, frozen_at, frozen_values, values_table
+from rlmcost.placement.inputs import Setup
 from rlmcost.placement.lengths import runs
+from rlmcost.placement.task_work import count_of, frozen_at, frozen_values, values_table
 
 
 def counts_table(setup: Setup) -> dict[Any, Any]:
-    """Where a group keeps its formula counts: the query's table (``inputs.values_table``),
+    """Where a group keeps its formula counts: the query's table (``task_work.values_table``),
     or its own inside :func:`rlmcost.memo.plain` (where the query's is never kept)."""
     return values_table(setup.values) if memo.enabled() else {}
 

@@ -55,7 +55,7 @@ from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, Sta
 from rlmcost.placement.frozen import built
 from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, colocated_note, framework_stream
 from rlmcost.placement.group_train import offloads_apart_note
-from rlmcost.placement.inputs import Setup, sequence_work
+from rlmcost.placement.inputs import Setup
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction, sync_notes
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
 from rlmcost.placement.iteration_links import append_links, fused_units, group_hardware, link_part
@@ -63,6 +63,7 @@ from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.prefix_share import PREFIX_NOTE
 from rlmcost.placement.schedule_template import Template, template
+from rlmcost.placement.task_work import sequence_work
 from rlmcost.placement.version_gate import gate_weights
 from rlmcost.placement.weight_syncs import weight_syncs
 

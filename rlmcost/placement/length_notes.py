@@ -18,7 +18,8 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.placement.group_key import per_query
-from rlmcost.placement.inputs import Setup, count_of, frozen_at
+from rlmcost.placement.inputs import Setup
+from rlmcost.placement.task_work import count_of, frozen_at
 
 
 def length_note(setup: Setup, response_len: int, groups: Iterable[Any]) -> str | None:

@@ -263,7 +263,7 @@ def _group_s(estimate: Any) -> float:
 def _sequences(estimate: Any) -> int:
     """The most sequences a generation job of ``estimate`` samples (0: none or no estimate)."""
     from rlmcost.algorithms.kinds import Kind
-    from rlmcost.placement.inputs import count_of, frozen_values
+    from rlmcost.placement.task_work import count_of, frozen_values
 
     if estimate is None:
         return 0
