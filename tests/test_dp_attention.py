@@ -132,3 +132,16 @@ def test_slimes_dp_size_needs_dp_attention() -> None:
         import_slime(words, None, None)
     q = import_slime([*words, "--sglang-enable-dp-attention"], None, None)
     assert dict(q.flags)["--dp-attention"] == 2
+
+
+def test_the_reference_memory_form_refuses_dp_attention_instead_of_ignoring_it() -> None:
+    # parallel.memory (the sympy-side reference the compiled twin is checked against) has no
+    # attention-DP split: it must not answer as if the attention were plain TP
+    from rlmcost.parallel.memory import memory_per_rank
+
+    arch = get_model("deepseek-v2-lite").arch()
+    with pytest.raises(SpecError, match="attention_dp=4: SGLang's data-parallel attention"):
+        memory_per_rank(arch, Layout(tp=4, attention_dp=4), Mode.GENERATE, 4, 1024)
+    plain = memory_per_rank(arch, Layout(tp=4), Mode.GENERATE, 4, 1024)
+    assert plain.total == max(memory_per_stage(arch, Layout(tp=4), Mode.GENERATE, 4, 1024),
+                              key=lambda b: b.total).total  # fmt: skip

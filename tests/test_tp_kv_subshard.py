@@ -20,12 +20,15 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
+from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.parallel.comm import Collective, traffic_per_stage
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.step_options import StepOptions
 from rlmcost.perf.train_step import train_step_time
+from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
+from rlmcost.run.spec import Run
 from rlmcost.specs import Workload, get_hardware, get_model
 
 runner = CliRunner()
@@ -133,3 +136,37 @@ def test_an_engine_above_the_kv_heads_still_replicates_them() -> None:
     notes = check_layout(arch, Layout(tp=16), replicate_kv=True)
     assert any("replicated on 2 ranks (vLLM)" in n for n in notes)
     assert not any("sub-sharding" in n for n in notes)
+
+
+def _plan_base(framework: str) -> Run:
+    return Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True, "kl": False},
+        "models": {"actor": "qwen2.5-1.5b"},  # 12 heads, 2 KV heads: TP 4 sub-shards
+        "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 512},
+        "deployment": {"framework": framework},
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize(("framework", "zero", "searched"), [
+    ("slime", None, True),  # Megatron-core alone (Behaviour.hf_trainer empty)
+    ("nemo-rl", None, False),  # its default search: the DTensor policy at ZeRO-3
+    ("nemo-rl", (ZeroStage.OS,), True),  # its Megatron policy
+    (None, None, True),  # rlmcost's bare trainer refuses nothing (check_kv_subshard)
+])  # fmt: skip
+def test_the_rl_plan_searches_tp_above_the_kv_heads_where_megatron_core_trains(
+        framework, zero, searched) -> None:  # fmt: skip
+    space = RLSpace(placements=("baseline",), tp=None, zero=zero, fractions=(0.5,))
+    cands = candidates(_plan_base(framework), space, 8)
+    tps = {c.tp for c in cands}
+    assert 2 in tps and (4 in tps) is searched, tps
+    if searched:  # each such candidate evaluates: the refusal is the evaluation's own rule
+        c = next(c for c in cands if c.tp == 4)
+        out = evaluate_deployment(candidate_run(_plan_base(framework), c))
+        assert any("sub-sharding" in n for n in out.notes), out.notes
+
+
+def test_a_given_plan_tp_no_searched_zero_can_train_is_refused_naming_the_megatron_trainer():
+    res = runner.invoke(app, ["plan", "grpo", "-m", "qwen2.5-1.5b", "--gpus", "8", "--tp", "4",
+                              "--framework", "nemo-rl", "--reward", "rule"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert "tp=4 > kv heads=2" in res.output and "(--zero 1 or 0)" in res.output

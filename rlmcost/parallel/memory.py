@@ -67,6 +67,7 @@ from rlmcost import blocks as bl
 from rlmcost.arch import Arch
 from rlmcost.blocks.params import params_ffn_free_delta
 from rlmcost.choices import Head
+from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
@@ -196,8 +197,14 @@ def memory_per_stage(
     linear_mixer_replicated: bool = False,
     fused_glu: bool = False,
 ) -> list[MemoryBreakdown]:
-    """:func:`memory_per_rank` for a rank of every pipeline stage, first to last."""
+    """:func:`memory_per_rank` for a rank of every pipeline stage, first to last. SGLang's
+    data-parallel attention (``layout.attention_dp`` above 1) is refused here: its split is
+    priced by the compiled twin alone (:func:`rlmcost.compiled.memory.attention_split`)."""
     workload = workload or Workload()
+    if layout.attention_dp != 1:
+        raise SpecError(f"attention_dp={layout.attention_dp}: SGLang's data-parallel attention "
+                        "is priced by rlmcost.compiled.memory.memory_per_rank, not this "
+                        "reference form")  # fmt: skip
     check_layout(arch, layout, replicate_kv=Mode(mode) is Mode.GENERATE)
     share = data_share(layout, sequences, seq_len)
     mode = Mode(mode)

@@ -31,7 +31,7 @@ from rlmcost.placement.grad_buffer import _MEGATRON_AT
 from rlmcost.placement.pass_options import runs_hf_model
 
 if TYPE_CHECKING:
-    from rlmcost.deployment.spec import Deployment
+    from rlmcost.deployment.spec import Deployment, TrainLayout
     from rlmcost.specs import ModelSpec
 
 _WHY = {
@@ -40,6 +40,16 @@ _WHY = {
 }
 """The source of the refusal by ``Behaviour.hf_trainer`` (module docstring); others: the
 Hugging Face model's tensor-parallel plan."""
+
+
+def subshards_kv(framework: str | None, train: TrainLayout) -> bool:
+    """Whether the trainer of ``framework`` at layout ``train`` may run a TP above the KV
+    heads: it runs Megatron-core, not a Hugging Face model (module docstring; the rule
+    :func:`check_kv_subshard` applies, which the planner's TP degrees follow)."""
+    beh = behaviour(framework)
+    if train.kernels is TrainerKernels.LIGER:
+        return False
+    return beh is None or not runs_hf_model(beh, train)
 
 
 def check_kv_subshard(dep: Deployment, models: Iterable[ModelSpec]) -> None:
@@ -51,10 +61,9 @@ def check_kv_subshard(dep: Deployment, models: Iterable[ModelSpec]) -> None:
     beh = behaviour(dep.framework)
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
     for train in layouts:
-        liger = train.kernels is TrainerKernels.LIGER
-        hf = liger or (beh is not None and runs_hf_model(beh, train))
-        if not hf or train.tp == 1:
+        if train.tp == 1 or subshards_kv(dep.framework, train):
             continue
+        liger = train.kernels is TrainerKernels.LIGER
         for spec in models:
             h_kv = spec.n_kv_heads
             if train.tp <= h_kv or train.tp % h_kv:

@@ -66,6 +66,7 @@ from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.rl_space import check_degrees
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
+from rlmcost.plan.subshard import check_given_subshard
 from rlmcost.plan.trainers import trainer_parts, trainers_note
 from rlmcost.plan.unread import unread_notes
 
@@ -198,6 +199,7 @@ def plan_rl(
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
     check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
+    check_given_subshard(base, space.tp, space.zero)  # --tp 8 on 4 KV heads, FSDP
     if obj is Objective.COST:
         require_prices(base, space.pool, space.groups)
     notes: list[str] = []

@@ -43,6 +43,7 @@ from rlmcost.plan.rl_space import (
 )
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
+from rlmcost.plan.subshard import trains_at
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -185,7 +186,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     a = arch_numbers(actor_spec(base))
     node = node_gpus(base, space)
     train = base.deployment.train  # EP folded inside dp*tp*cp: a multiple of the grid unit
-    tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
+    tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node, True))
+    subshard = trains_at(base, a.n_kv_heads)
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
     cps, sps = context_degrees(base, space, node)
     kv, zeros = pools(base), trainer_zeros(base, space.zero)
@@ -208,7 +210,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                 continue
             if tp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
-            if tp not in tp_degrees(a, tp) or etp > gpus:
+            if tp not in tp_degrees(a, tp, True) or etp > gpus:
                 continue
             if etp == tp and pp == 1 and SHARED_LAYOUT in fam_etps:
                 continue  # Megatron's inference layout at the trainer's sizes: the shared one
@@ -227,7 +229,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                     groups = fam.text(counts, hw) if fam.members else ""
                     for zero, ckpt, mb, off, f, pool in ((z, k, m, o, f, p) for z, k, m in
                             product(lists["zero"], lists["ckpt"], lists["micro_batch"])
-                            for o, f, p in
+                            if subshard(tp, z) for o, f, p in
                             product(offs[z], fractions, kv)):  # fmt: skip
                         out.append(RLCandidate(
                             gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,

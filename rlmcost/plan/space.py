@@ -35,12 +35,15 @@ def powers_of_two(limit: int) -> list[int]:
     return out
 
 
-def tp_degrees(a: ArchNumbers, limit: int) -> list[int]:
+def tp_degrees(a: ArchNumbers, limit: int, kv_subshard: bool = False) -> list[int]:
     """TP degrees up to ``limit`` (the node) that divide the heads, KV heads and FFN widths
-    (``compiled.sweep.valid_layouts``' TP rules)."""
+    (``compiled.sweep.valid_layouts``' TP rules); with ``kv_subshard`` also the multiples of the
+    KV heads that divide the heads (Megatron-core's QKV sub-sharding,
+    :mod:`rlmcost.placement.kv_subshard`; the RL plan's trainers)."""
     out = []
     for t in range(1, limit + 1):
-        ok = a.n_heads % t == 0 and a.n_kv_heads % t == 0
+        kv = a.n_kv_heads % t == 0 or (kv_subshard and t % a.n_kv_heads == 0)
+        ok = a.n_heads % t == 0 and kv
         if not a.moe or a.first_dense_layers:
             ok = ok and a.d_ff % t == 0
         if a.moe:
@@ -80,12 +83,12 @@ def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...]
             ok = [str(v) for v in range(1, 17) if a.n_heads % v == 0]
             raise SpecError(f"{label}: the engine's TP must divide {shape} (vLLM); try one "
                             f"of {', '.join(ok)}")  # fmt: skip
-        if not engine and t not in tp_degrees(a, t):
-            raise SpecError(f"{label}: the trainer's TP must divide {shape}, kv heads="
-                            f"{a.n_kv_heads} and FFN widths (Megatron-LM's split; the plan does "
-                            "not search Megatron-core's TP above the kv heads, which `rlmcost "
-                            "grpo --tp` evaluates); try one "
-                            f"of {', '.join(map(str, tp_degrees(a, 16)))}")  # fmt: skip
+        if not engine and t not in tp_degrees(a, t, kv_subshard=True):
+            raise SpecError(f"{label}: the trainer's TP must divide {shape} and the FFN "
+                            f"widths, and divide kv heads={a.n_kv_heads} or be a multiple of it "
+                            "(Megatron-LM's split; a multiple: Megatron-core's QKV "
+                            "sub-sharding); try one of "
+                            f"{', '.join(map(str, tp_degrees(a, 16, True)))}")  # fmt: skip
 
 
 def _bracket_tps(groups: str | None) -> list[tuple[str, int, bool]]:
