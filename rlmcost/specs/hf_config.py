@@ -3,7 +3,7 @@
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
 its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
-minimax_m2 and glm4_moe_lite (:mod:`rlmcost.specs.hf_families`); kimi_k2
+minimax_m2, glm4_moe_lite, olmo2 and olmo3 (:mod:`rlmcost.specs.hf_families`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
@@ -53,6 +53,7 @@ SUPPORTED = (
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
     "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v", "nemotron_h",
+    "olmo2", "olmo3",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "its DeepSeek Sparse Attention (a lightning indexer picking the top-k keys "
