@@ -209,6 +209,48 @@ def olmo3(L, d, ff, h, kv):
                 layer_types=(["sliding_attention"] * 3 + ["full_attention"]) * (L // 4))
 
 
+#: zai-org/GLM-4.5V config.json: the keys of Megatron-Bridge's toy copy of it (tests/
+#: functional_tests/test_groups/models/glm_vl/test_glm_45v_conversion.py @067f987d: vocab
+#: 151552, head_dim 128, q/k/v biases, 65536 positions, no q/k norm, a vision tower of
+#: image_size 336, patch 14, merger width 10944) at the sizes of its provider
+#: (src/megatron/bridge/models/glm_vl/glm_45v_provider.py: GLM-4.5-Air's 46 layers, 4096,
+#: 96 heads, 8 groups, FFN 10944, 128 experts top-8 of 1408, one shared, the first layer dense;
+#: the tower Glm4vVisionConfig's 24 blocks of 1536, 12 heads, out 4096)
+GLM45V = dict(
+    model_type="glm4v_moe", tie_word_embeddings=False,
+    text_config=dict(model_type="glm4v_moe_text", vocab_size=151552, head_dim=128,
+                     attention_bias=True, first_k_dense_replace=1, hidden_size=4096,
+                     intermediate_size=10944, max_position_embeddings=65536,
+                     moe_intermediate_size=1408, n_routed_experts=128, n_shared_experts=1,
+                     num_attention_heads=96, num_experts_per_tok=8, num_hidden_layers=46,
+                     num_key_value_heads=8, partial_rotary_factor=0.5, use_qk_norm=False,
+                     n_group=1, topk_group=1, tie_word_embeddings=False),
+    vision_config=dict(model_type="glm4v_moe", attention_bias=False, depth=24,
+                       hidden_size=1536, image_size=336, in_channels=3,
+                       intermediate_size=10944, num_heads=12, out_hidden_size=4096,
+                       patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+)  # fmt: skip
+
+#: moonshotai/Kimi-K2.5 config.json (a public model-information report of the checkpoint
+#: quotes it with its weight shapes): Kimi K2's decoder (text_config, model_type deepseek_v3,
+#: 262144 positions) and MoonViT in the remote code's key names; untied
+KIMI_K25 = dict(
+    model_type="kimi_k25", tie_word_embeddings=False,
+    text_config=dict(model_type="deepseek_v3", attention_bias=False, first_k_dense_replace=1,
+                     hidden_size=7168, intermediate_size=18432, kv_lora_rank=512,
+                     max_position_embeddings=262144, moe_intermediate_size=2048,
+                     moe_layer_freq=1, n_group=1, n_routed_experts=384, n_shared_experts=1,
+                     num_attention_heads=64, num_experts_per_tok=8, num_hidden_layers=61,
+                     num_key_value_heads=64, num_nextn_predict_layers=0, q_lora_rank=1536,
+                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                     topk_group=1, vocab_size=163840, tie_word_embeddings=False),
+    vision_config=dict(init_pos_emb_height=64, init_pos_emb_time=4, init_pos_emb_width=64,
+                       merge_kernel_size=[2, 2], mm_hidden_size=1152, patch_size=14,
+                       text_hidden_size=7168, vt_hidden_size=1152, vt_intermediate_size=4304,
+                       vt_num_attention_heads=16, vt_num_hidden_layers=27),
+)  # fmt: skip
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -380,6 +422,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "olmo-2-32b": olmo2(64, 5120, 27648, 40, 8),
     "olmo-3-7b": olmo3(32, 4096, 11008, 32, 32),
     "olmo-3-32b": olmo3(64, 5120, 27648, 40, 8),
+    "glm-4.5v": GLM45V,
+    "kimi-k2.5": KIMI_K25,
     # Mamba-2 hybrids (sources in tests/test_nemotron_h.py)
     "nemotron-3-nano-30b-a3b": NANO3,
     "nemotron-nano-12b-v2": NANO12,
