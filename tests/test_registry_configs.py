@@ -191,6 +191,66 @@ GLM41V_9B = dict(
 )  # fmt: skip
 
 
+def olmo2(L, d, ff, h, kv):
+    # allenai/OLMo-2-1124-13B config.json (mauer4/Attention-From-Scratch
+    # weights/allenai/OLMo-2-1124-13B/config.json @381a295f: 40 layers, 5120, 13824, 40 heads,
+    # vocab 100352, 4096 positions, untied); 7B and 32B at OLMo-core's olmo2_7B / olmo2_32B
+    # sizes (src/olmo_core/nn/transformer/config.py)
+    return _cfg("olmo2", L, d, ff, h, kv, 100352, 4096, attention_bias=False, rope_theta=500000,
+                rms_norm_eps=1e-6, tie_word_embeddings=False)  # fmt: skip
+
+
+def olmo3(L, d, ff, h, kv):
+    # allenai/Olmo-3-1025-7B and Olmo-3-1125-32B config.json as rasbt/LLMs-from-scratch
+    # ch05/13_olmo3/standalone-olmo3.ipynb @12658fee copies them: vocab 100278, 65536 positions,
+    # a 4096-token window in three of every four layers, untied
+    return _cfg("olmo3", L, d, ff, h, kv, 100278, 65536, attention_bias=False,
+                sliding_window=4096, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                layer_types=(["sliding_attention"] * 3 + ["full_attention"]) * (L // 4))
+
+
+#: zai-org/GLM-4.5V config.json: the keys of Megatron-Bridge's toy copy of it (tests/
+#: functional_tests/test_groups/models/glm_vl/test_glm_45v_conversion.py @067f987d: vocab
+#: 151552, head_dim 128, q/k/v biases, 65536 positions, no q/k norm, a vision tower of
+#: image_size 336, patch 14, merger width 10944) at the sizes of its provider
+#: (src/megatron/bridge/models/glm_vl/glm_45v_provider.py: GLM-4.5-Air's 46 layers, 4096,
+#: 96 heads, 8 groups, FFN 10944, 128 experts top-8 of 1408, one shared, the first layer dense;
+#: the tower Glm4vVisionConfig's 24 blocks of 1536, 12 heads, out 4096)
+GLM45V = dict(
+    model_type="glm4v_moe", tie_word_embeddings=False,
+    text_config=dict(model_type="glm4v_moe_text", vocab_size=151552, head_dim=128,
+                     attention_bias=True, first_k_dense_replace=1, hidden_size=4096,
+                     intermediate_size=10944, max_position_embeddings=65536,
+                     moe_intermediate_size=1408, n_routed_experts=128, n_shared_experts=1,
+                     num_attention_heads=96, num_experts_per_tok=8, num_hidden_layers=46,
+                     num_key_value_heads=8, partial_rotary_factor=0.5, use_qk_norm=False,
+                     n_group=1, topk_group=1, tie_word_embeddings=False),
+    vision_config=dict(model_type="glm4v_moe", attention_bias=False, depth=24,
+                       hidden_size=1536, image_size=336, in_channels=3,
+                       intermediate_size=10944, num_heads=12, out_hidden_size=4096,
+                       patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+)  # fmt: skip
+
+#: moonshotai/Kimi-K2.5 config.json (a public model-information report of the checkpoint
+#: quotes it with its weight shapes): Kimi K2's decoder (text_config, model_type deepseek_v3,
+#: 262144 positions) and MoonViT in the remote code's key names; untied
+KIMI_K25 = dict(
+    model_type="kimi_k25", tie_word_embeddings=False,
+    text_config=dict(model_type="deepseek_v3", attention_bias=False, first_k_dense_replace=1,
+                     hidden_size=7168, intermediate_size=18432, kv_lora_rank=512,
+                     max_position_embeddings=262144, moe_intermediate_size=2048,
+                     moe_layer_freq=1, n_group=1, n_routed_experts=384, n_shared_experts=1,
+                     num_attention_heads=64, num_experts_per_tok=8, num_hidden_layers=61,
+                     num_key_value_heads=64, num_nextn_predict_layers=0, q_lora_rank=1536,
+                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                     topk_group=1, vocab_size=163840, tie_word_embeddings=False),
+    vision_config=dict(init_pos_emb_height=64, init_pos_emb_time=4, init_pos_emb_width=64,
+                       merge_kernel_size=[2, 2], mm_hidden_size=1152, patch_size=14,
+                       text_hidden_size=7168, vt_hidden_size=1152, vt_intermediate_size=4304,
+                       vt_num_attention_heads=16, vt_num_hidden_layers=27),
+)  # fmt: skip
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -357,6 +417,13 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "qwen3.5-397b-a17b": qwen35(60, 4096, 1024, 32, 2, 64, num_experts=512,
                                 num_experts_per_tok=10, moe_intermediate_size=1024,
                                 shared_expert_intermediate_size=1024),
+    "olmo-2-7b": olmo2(32, 4096, 11008, 32, 32),
+    "olmo-2-13b": olmo2(40, 5120, 13824, 40, 40),
+    "olmo-2-32b": olmo2(64, 5120, 27648, 40, 8),
+    "olmo-3-7b": olmo3(32, 4096, 11008, 32, 32),
+    "olmo-3-32b": olmo3(64, 5120, 27648, 40, 8),
+    "glm-4.5v": GLM45V,
+    "kimi-k2.5": KIMI_K25,
     # Mamba-2 hybrids (sources in tests/test_nemotron_h.py)
     "nemotron-3-nano-30b-a3b": NANO3,
     "nemotron-nano-12b-v2": NANO12,
@@ -563,7 +630,10 @@ def test_builtin_context_is_the_configs(name):
      ("THUDM/GLM-Z1-9B-0414", "glm-4-9b-0414"),
      ("ByteDance-Seed/Seed-OSS-36B-Base", "seed-oss-36b"),
      ("MiniMaxAI/MiniMax-M2.7", "minimax-m2"), ("zai-org/GLM-4.7-Flash", "glm-4.7-flash"),
-     ("zai-org/GLM-4.1V-9B-Thinking", "glm-4.1v-9b")],
+     ("zai-org/GLM-4.1V-9B-Thinking", "glm-4.1v-9b"),
+     # open-instruct scripts/train/olmo3/7b_rlzero_math.sh, 7b_think_rl.sh (Think-DPO)
+     ("allenai/Olmo-3-1025-7B", "olmo-3-7b"), ("allenai/Olmo-3-7B-Think-DPO", "olmo-3-7b"),
+     ("allenai/OLMo-2-1124-7B-Instruct", "olmo-2-7b")],
 )  # fmt: skip
 def test_framework_example_models_resolve(hf_id, name):
     # the models of verl, NeMo RL, slime, miles, OpenRLHF and TRL examples (e.g. verl
@@ -639,3 +709,20 @@ def test_variant_has_the_builtins_context(hf_id):
     # prompt + response check is theirs
     loaded = spec_from_config(VARIANT_CONFIGS[hf_id], name="variant")
     assert loaded.max_context == get_model(hf_id).max_context
+
+
+def test_olmo3_default_layer_types_slide_three_of_four():
+    # Olmo3Config: layer_types defaults to sliding unless (i + 1) % 4 == 0, window 4096, when
+    # config.json leaves them out
+    cfg = {k: v for k, v in PUBLIC_CONFIGS["olmo-3-7b"].items()
+           if k not in ("layer_types", "sliding_window")}  # fmt: skip
+    spec = spec_from_config(cfg, name="o")
+    ref = transformers.Olmo3Config(num_hidden_layers=32)
+    assert spec.full_attention_layers == ref.layer_types.count("full_attention") == 8
+    assert spec.sliding_window == ref.sliding_window == 4096
+
+
+def test_olmo_q_k_norms_span_all_heads():
+    # Olmo2Attention: q_norm = Olmo2RMSNorm(heads x head_dim), k_norm over kv heads x head_dim
+    spec = get_model("olmo-2-32b")
+    assert spec.qk_norm and spec.qk_norm_full and spec.norms_per_layer == 2

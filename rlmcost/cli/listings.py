@@ -63,8 +63,8 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
         "Hugging Face ids in `rlmcost models --json` (hf_ids), or a config.json path of type "
         "llama, mistral, qwen2(_moe), qwen3(_moe), qwen3_next, qwen2(_5)_vl, qwen3_vl(_moe), "
         "qwen3_5(_moe)(_text), mixtral, "
-        "glm4(_moe), glm4_moe_lite, glm4v, gemma2, gemma3, phi3, gpt2, gpt_oss, mimo, kimi_k2, "
-        "seed_oss, minimax_m2 or deepseek_v2/v3. "
+        "glm4(_moe), glm4_moe_lite, glm4v(_moe), gemma2, gemma3, phi3, gpt2, gpt_oss, mimo, "
+        "kimi_k2, kimi_k25, olmo2, olmo3, seed_oss, minimax_m2 or deepseek_v2/v3. "
         "heads/MLA: multi-head latent attention (latent KV cache). "
         "Notes on approximations: `--json` (notes).",
         right=(2, 3, 4, 6, 8, 9),

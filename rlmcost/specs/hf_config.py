@@ -3,7 +3,7 @@
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
 its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
-minimax_m2 and glm4_moe_lite (:mod:`rlmcost.specs.hf_families`); kimi_k2
+minimax_m2, glm4_moe_lite, olmo2 and olmo3 (:mod:`rlmcost.specs.hf_families`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
@@ -11,7 +11,8 @@ test_registry_configs.py). Sliding-window attention is read as transformers read
 build, a vision tower left out, the models that still treat a window as full attention) goes
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
 (:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder, glm4v (GLM-4.1V) a
-GLM-4 one, plus a vision tower counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`);
+GLM-4 one, glm4v_moe (GLM-4.5V/4.6V) a GLM-4.5-Air one and kimi_k25 (Kimi K2.5) Kimi K2's,
+plus a vision tower counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`);
 qwen3_next mixes Gated DeltaNet and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`);
 qwen3_vl(_moe) is a Qwen3(-MoE) decoder plus the Qwen3-VL tower, qwen3_5(_moe) Qwen3-Next's
 hybrid (dense or MoE FFN) plus the Qwen3.5 tower, qwen3_5(_moe)_text its language model alone
@@ -38,6 +39,8 @@ from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_qwen3 import HYBRID, QWEN3_TYPES, qwen3_family
 from rlmcost.specs.hf_vision import (
+    VL_DECODER,
+    decoder_config,
     vision_flops_per_patch,
     vision_note,
     vision_params,
@@ -53,6 +56,7 @@ SUPPORTED = (
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
     "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v", "nemotron_h",
+    "olmo2", "olmo3", "glm4v_moe", "kimi_k25",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "its DeepSeek Sparse Attention (a lightning indexer picking the top-k keys "
@@ -257,7 +261,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         mt = "gemma3_text"
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
-    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl", "glm4v") else None
+    vl = mt if mt in VL_DECODER else None
     shape: dict[str, int] | None = None
     if mt in QWEN3_TYPES:  # Qwen3-VL, Qwen3.5 (specs.hf_qwen3)
         cfg, mt, shape, more = qwen3_family(cfg, mt, path)
@@ -271,11 +275,10 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             raise SpecError(f"{path}: text_config of a {vl} config must be an object")
         cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
         notes.append(vision_note(shape))
-        mt = "glm4" if vl == "glm4v" else "qwen2"
+        mt = VL_DECODER[vl]
     check_plausible(cfg, path)
-    if vl == "glm4v":  # Glm4vTextAttention: q/k/v biases always, head_dim = hidden // heads
-        d, h = _need(cfg, "hidden_size", path), _need(cfg, "num_attention_heads", path)
-        cfg = {**cfg, "attention_bias": True, "head_dim": d // h}
+    if vl is not None:  # GLM-4.1V's and GLM-4.5V's text attention (specs.hf_vision)
+        cfg = decoder_config(cfg, vl, path)
     if mt == "glm4_moe_lite":  # DeepSeek-V3's attention and MoE (specs.hf_families)
         cfg, lite_notes = glm4_moe_lite_config(cfg, path)
         notes += lite_notes

@@ -55,6 +55,18 @@
   ``mlp_layer_types`` ("dense" / "sparse" per layer), which ``Glm4MoeLiteConfig`` fills with
   one dense layer then sparse ones when absent: ``first_k_dense_replace`` is not read by
   transformers (:func:`glm4_moe_lite_config`).
+* ``olmo2``, ``olmo3`` (allenai/OLMo-2-*, Olmo-3-*): transformers ``Olmo2Attention`` /
+  ``Olmo2DecoderLayer`` (models/olmo2/modeling_olmo2.py, transformers 5.24; ``Olmo3*`` the
+  same, models/olmo3/modeling_olmo3.py): Llama's projections, all four attention projections
+  with ``attention_bias`` (default false), no MLP bias; two RMSNorms a layer, placed after
+  the attention and after the MLP (``post_attention_layernorm``,
+  ``post_feedforward_layernorm``) instead of before them, which changes no matmul and no
+  parameter count; ``q_norm`` and ``k_norm`` are RMSNorms over all heads' width
+  (``Olmo2RMSNorm(num_attention_heads * head_dim)``, ``num_key_value_heads * head_dim``):
+  ``qk_norm_full``, as MiniMax-M2's; head_dim is hidden_size / heads (the configs have no
+  ``head_dim``). OLMo 3 slides a window (``sliding_window``, default 4096) in the layers
+  ``layer_types`` marks, three of every four by default (``Olmo3Config``), read by
+  :mod:`rlmcost.specs.hf_window`.
 """
 
 from __future__ import annotations
@@ -90,6 +102,11 @@ def family_fields(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: st
         return []
     if mt == "minimax_m2":
         return _minimax_m2(cfg, fields, path)
+    if mt in ("olmo2", "olmo3"):  # module docstring: post-norms, full-width q/k norms
+        bias = bool(cfg.get("attention_bias") or False)
+        fields.update(qkv_bias=bias, out_bias=bias, mlp_bias=False, qk_norm=True,
+                      qk_norm_full=True)  # fmt: skip
+        return []
     if mt != "gpt_oss":
         return []
     for key in ("num_local_experts", "num_experts_per_tok"):

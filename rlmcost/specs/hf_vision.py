@@ -44,6 +44,21 @@ absolute position table of (image_size / p)^2 x d_v (``Glm4vVisionEmbeddings``, 
 ``downsample`` (d_v -> d_out over m x m patches, with bias) and the merger
 (``Glm4vVisionPatchMerger``: a d_out x d_out projection, a LayerNorm of d_out, a gated MLP
 d_out -> ``intermediate_size`` -> d_out, no biases). Every block attends over the whole image.
+GLM-4.5V / GLM-4.6V (``glm4v_moe``; ``Glm4vMoeVisionModel``, models/glm4v_moe/
+modeling_glm4v_moe.py) is this tower, class for class, in front of a GLM-4.5-Air decoder.
+
+Kimi K2.5 (``kimi_k25``; transformers 5.24 models/kimi_k25/modeling_kimi_k25.py:
+``Kimi_K25VisionModel``, ``Kimi_K25MultimodalProjection``) is MoonViT: a Conv2d patch
+embedding with bias (3 p^2 d_v + d_v, one frame: t = 1), a learned position grid of
+``pos_emb_height`` x ``pos_emb_width`` x d_v (bicubically resampled, no matmul), blocks of two
+LayerNorms with biases, q/k/v and output projections with biases and an MLP ``fc1``/``fc2`` of
+width ``intermediate_size`` with biases, a final LayerNorm; frames pooled over time (no
+parameters), then the projector: a LayerNorm of d_v, ``Linear(m^2 d_v, m^2 d_v)`` and
+``Linear(m^2 d_v, d_out)`` with biases over each m x m merged token (m the
+``merge_kernel_size`` side). The published config.json names the sizes ``vt_hidden_size``,
+``vt_num_hidden_layers``, ``vt_num_attention_heads``, ``vt_intermediate_size``,
+``init_pos_emb_height`` / ``_width`` (its remote code's names): read as aliases. Every block
+attends over the whole image.
 """
 
 from __future__ import annotations
@@ -69,9 +84,40 @@ VISION_DEFAULTS: dict[str, dict[str, Any]] = {
                   temporal_patch_size=2, out_hidden_size=4096, attention_bias=False),
 }  # fmt: skip
 VISION_DEFAULTS["qwen3_5"] = {**VISION_DEFAULTS["qwen3_vl"], "deepstack_visual_indexes": []}
+VISION_DEFAULTS["glm4v_moe"] = VISION_DEFAULTS["glm4v"]  # Glm4vMoeVisionConfig: the same
+#: ``Kimi_K25VisionConfig``'s defaults (transformers 5.24 configuration_kimi_k25.py)
+VISION_DEFAULTS["kimi_k25"] = dict(num_hidden_layers=27, hidden_size=1152, intermediate_size=4304,
+                                   num_attention_heads=16, patch_size=14, pos_emb_height=64,
+                                   pos_emb_width=64, merge_kernel_size=[2, 2])  # fmt: skip
+#: the published Kimi K2.5 config.json's names (its remote code's) -> transformers'
+KIMI_ALIASES = {"vt_hidden_size": "hidden_size", "vt_num_hidden_layers": "num_hidden_layers",
+                "vt_num_attention_heads": "num_attention_heads",
+                "vt_intermediate_size": "intermediate_size",
+                "init_pos_emb_height": "pos_emb_height", "init_pos_emb_width": "pos_emb_width"}
+#: model_type of a vision-language checkpoint -> its decoder's model_type, as read here
+VL_DECODER = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "glm4v": "glm4",
+              "glm4v_moe": "glm4_moe", "kimi_k25": "deepseek_v3"}  # fmt: skip
+#: ``Glm4vMoeTextConfig``'s defaults where a missing key would read otherwise (transformers
+#: 5.24 configuration_glm4v_moe.py: q/k/v biases, one shared expert, one leading dense layer)
+GLM4V_MOE_TEXT_DEFAULTS = dict(attention_bias=True, n_shared_experts=1, first_k_dense_replace=1)
 _KEYS = ("depth", "embed_dim", "hidden_size", "intermediate_size", "num_heads", "in_channels",
          "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size",
-         "window_size", "num_position_embeddings", "image_size")  # fmt: skip
+         "window_size", "num_position_embeddings", "image_size", "num_hidden_layers",
+         "num_attention_heads", "pos_emb_height", "pos_emb_width")  # fmt: skip
+
+
+def decoder_config(cfg: dict[str, Any], vl: str, path: str) -> dict[str, Any]:
+    """The decoder's keys of a ``vl`` checkpoint's (already merged) config, as its text
+    model reads them: GLM-4.1V's attention has q/k/v biases always and head_dim = hidden /
+    heads (``Glm4vTextAttention``); GLM-4.5V's takes ``Glm4vMoeTextConfig``'s defaults and has
+    no q/k norm whatever ``use_qk_norm`` says (``Glm4vMoeTextAttention``)."""
+    if vl == "glm4v":
+        d, h = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+        if isinstance(d, int) and isinstance(h, int) and h:
+            return {**cfg, "attention_bias": True, "head_dim": d // h}
+    if vl == "glm4v_moe":
+        return {**GLM4V_MOE_TEXT_DEFAULTS, **cfg, "use_qk_norm": False}
+    return cfg
 
 
 def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
@@ -83,9 +129,12 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
     vc = cfg.get("vision_config")
     if not isinstance(vc, dict):
         raise SpecError(f"{path}: a {mt} config needs a vision_config object")
+    mt = "glm4v" if mt == "glm4v_moe" else mt  # the same tower (module docstring)
     vc = {**VISION_DEFAULTS[mt], **{k: v for k, v in vc.items() if v is not None}}
     if "in_chans" in vc:  # the published checkpoints' spelling
         vc["in_channels"] = vc["in_chans"]
+    if mt == "kimi_k25":
+        vc.update({new: vc[old] for old, new in KIMI_ALIASES.items() if vc.get(old) is not None})
     for key in (*_KEYS, "mlp_ratio"):
         v = vc.get(key)
         if v is None:
@@ -96,6 +145,8 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
                 f"1..{2**20})"
             )
     extra: dict[str, int] = {}
+    if mt == "kimi_k25":
+        return _kimi_shape(cfg, vc, path)
     if mt in ("qwen3_vl", "qwen3_5"):
         d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], False
         width, full, window = vc["intermediate_size"], vc["depth"], 0
@@ -124,6 +175,30 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
                 c=vc["in_channels"], t=vc["temporal_patch_size"], p=vc["patch_size"],
                 m=vc["spatial_merge_size"], gated=int(gated), full=full,
                 window=window, **extra)  # fmt: skip
+
+
+def _kimi_shape(cfg: dict[str, Any], vc: dict[str, Any], path: str) -> dict[str, int]:
+    """:func:`vision_shape` of a Kimi K2.5 tower (module docstring)."""
+    k = vc["merge_kernel_size"]
+    if not (isinstance(k, list) and len(k) == 2 and k[0] == k[1] and isinstance(k[0], int)
+            and not isinstance(k[0], bool) and 1 <= k[0] <= 64):  # fmt: skip
+        raise SpecError(f"{path}: vision_config.merge_kernel_size={k!r} must be a square "
+                        "[k, k] of small positive integers")  # fmt: skip
+    d_v, heads = vc["hidden_size"], vc["num_attention_heads"]
+    if d_v % heads:
+        raise SpecError(f"{path}: vision_config num_attention_heads={heads} must divide the "
+                        f"vision width {d_v}")  # fmt: skip
+    norm_width = cfg.get("projection_hidden_size") or vc.get("mm_hidden_size") or d_v
+    if norm_width != d_v:
+        raise SpecError(f"{path}: the projector's norm width {norm_width!r} (mm_hidden_size) "
+                        f"differs from the vision width {d_v}; mend one of them")  # fmt: skip
+    text = cfg.get("text_config")
+    text = text if isinstance(text, dict) else {}
+    d_out = text.get("hidden_size") or vc.get("text_hidden_size") or 0
+    return dict(d_v=d_v, d_out=d_out, depth=vc["num_hidden_layers"],
+                width=vc["intermediate_size"], heads=heads, c=3, t=1, p=vc["patch_size"],
+                m=k[0], gated=0, full=vc["num_hidden_layers"], window=0, conv_bias=1,
+                pos=vc["pos_emb_height"] * vc["pos_emb_width"], final_norm=1)  # fmt: skip
 
 
 def _deepstack(vc: dict[str, Any], path: str) -> int:
@@ -171,7 +246,8 @@ def vision_params(s: dict[str, int]) -> int:
     # the deepstack mergers' LayerNorms span the merged width m^2 d_v (Qwen3-VL)
     mergers = norm + layers + s.get("deepstack", 0) * (2 * m2 * d + layers)
     embed = s["c"] * s["t"] * s["p"] ** 2 * d + (s.get("conv_bias", 0) + s.get("pos", 0)) * d
-    return embed + s["depth"] * (2 * norm + attn + mlp) + mergers
+    final = s.get("final_norm", 0) * 2 * d  # Kimi K2.5's final LayerNorm
+    return embed + s["depth"] * (2 * norm + attn + mlp) + mergers + final
 
 
 def vision_flops_per_patch(s: dict[str, int]) -> int:

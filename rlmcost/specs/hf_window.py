@@ -13,15 +13,17 @@ from rlmcost.errors import SpecError
 #: model types with sliding-window attention, and the window their config class gives when
 #: config.json has no ``sliding_window`` key (transformers' MistralConfig, Gemma2Config,
 #: Qwen2Config, Qwen3Config, Qwen2MoeConfig, Qwen3MoeConfig: 4096; MixtralConfig, Phi3Config:
-#: None; GptOssConfig: 128; Gemma 3 through ``hf_config.GEMMA3_TEXT_DEFAULTS``).
+#: None; GptOssConfig: 128; Olmo3Config: 4096; Gemma 3 through
+#: ``hf_config.GEMMA3_TEXT_DEFAULTS``).
 WINDOW_DEFAULT: dict[str, int | None] = {
     "mistral": 4096, "mixtral": None, "phi3": None, "gemma2": 4096, "gemma3_text": 4096,
     "qwen2": 4096, "qwen3": 4096, "qwen2_moe": 4096, "qwen3_moe": 4096, "gpt_oss": 128,
+    "olmo3": 4096,
 }  # fmt: skip
 #: model types whose window applies only with ``use_sliding_window: true`` (default false).
 WINDOW_SWITCHED = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
 #: model types whose attention layers follow ``layer_types``; the others slide in every layer.
-LAYER_TYPED = ("gemma2", "gemma3_text", "qwen2", "qwen3", "qwen2_moe", "gpt_oss")
+LAYER_TYPED = ("gemma2", "gemma3_text", "qwen2", "qwen3", "qwen2_moe", "gpt_oss", "olmo3")
 
 
 def window_fields(cfg: dict[str, Any], mt: str, n_layers: int, path: str) -> dict[str, Any]:
@@ -33,7 +35,8 @@ def window_fields(cfg: dict[str, Any], mt: str, n_layers: int, path: str) -> dic
     slide: ``layer_types`` when the config lists it and the model class reads it
     (:data:`LAYER_TYPED`), else the config class's default pattern: Gemma 2 slides in layer i
     when (i + 1) % 2 (``Gemma2Config``; GPT-OSS too, ``GptOssConfig``), Gemma 3 when
-    (i + 1) % sliding_window_pattern (6, ``Gemma3TextConfig``), Qwen2/Qwen3 from layer
+    (i + 1) % sliding_window_pattern (6, ``Gemma3TextConfig``), OLMo 3 when (i + 1) % 4
+    (``Olmo3Config``), Qwen2/Qwen3 from layer
     max_window_layers on (28, ``Qwen2Config``), Qwen2-MoE in the even layers below max_window_layers
     (``Qwen2MoeConfig``); Mistral, Mixtral, Phi-3 and Qwen3-MoE pass the one window to every
     layer (``MistralAttention`` and the others).
@@ -69,6 +72,8 @@ def _full_attention_layers(cfg: dict[str, Any], mt: str, n_layers: int, path: st
         return n_layers // 2
     if mt == "gemma3_text":
         return n_layers // int(cfg.get("sliding_window_pattern") or 6)
+    if mt == "olmo3":
+        return n_layers // 4
     if mt in ("qwen2", "qwen3"):
         return below
     if mt == "qwen2_moe":
