@@ -174,8 +174,10 @@ def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list
         out.append(
             f"sliding-window layers on {names}: vLLM holds their last W - 1 positions (its hybrid "
             "KV cache manager frees the blocks outside the window) and reads only those; SGLang "
-            "and Hugging Face hold the whole context, SGLang reads the window for Gemma 2/3 "
-            "and GPT-OSS and holds GPT-OSS's in its SWA pool at 0.8 of the full layers' slots "
+            "and Hugging Face hold the whole context, SGLang reads the window where sliding and "
+            "full layers interleave (its Gemma 2/3 and GPT-OSS model files pass the window; "
+            "OLMo 3 priced alike, unchecked) and holds GPT-OSS's in its SWA pool at 0.8 of the "
+            "full layers' slots "
             "(rlmcost.deployment.engine_kv)"
         )
     if any(a.linear_layers and a.linear_mamba for a in archs):
