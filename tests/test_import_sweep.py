@@ -1,5 +1,5 @@
 """What the frameworks' own example launchers needed to import (benchmarks/import_corpus.py
-swept them): reward models on built-in decoders, a line that breaks its continuation, verl's
+swept them): reward models on built-in decoders, lines that break their continuation, verl's
 token-baseline estimator, a group of one, placeholders for the model, verl's split placement."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import pytest
 from rlmcost import blocks as bl
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.launch_scripts import import_verl_script
+from rlmcost.frameworks.launch_scripts import import_slime_script, import_verl_script
 from rlmcost.frameworks.model_path import model_of_path
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.shell_words import broken_continuations
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.specs import get_model
 from rlmcost.specs.hf_config import spec_from_config
@@ -43,6 +44,28 @@ python3 -m verl.trainer.main_ppo \\
     critic.ppo_micro_batch_size_per_gpu=32 \\
     trainer.n_gpus_per_node=8 \\
     trainer.nnodes=1 $@
+"""
+
+# slime scripts/run-kimi-k2-Instruct.sh @624b824a lines 29-36 and 166-182, shortened: line 172
+# (here line 14) lacks its backslash, so bash ends `ray job submit` there and runs line 173
+# (`${MODEL_ARGS[@]} \`, `--disable-bias-linear ...`) as a command of its own
+KIMI = """MODEL_ARGS=(
+   --num-layers 61
+   --hidden-size 7168
+)
+CKPT_ARGS=(
+   --hf-checkpoint $BASE_DIR/Kimi-K2-Instruct/
+)
+ray job submit --address="http://127.0.0.1:8265" \\
+   -- python3 train.py \\
+   --actor-num-nodes 32 \\
+   --actor-num-gpus-per-node 8 \\
+   --colocate \\
+   --rollout-batch-size 128 \\
+   --update-weight-buffer-size $(( 4 * 512 * 1024 * 1024))
+   ${MODEL_ARGS[@]} \\
+   ${CKPT_ARGS[@]} \\
+   --n-samples-per-prompt 8
 """
 
 
@@ -81,6 +104,30 @@ def test_comment_after_a_backslash_reads_the_lines_it_means(tmp_path):
     # the lines after line 5 are read: the batch and group are the script's
     assert dict(q.flags)["--batch"] == 1024 and dict(q.flags)["--group"] == 5
     assert any("line 5" in n and "does not continue" in n for n in q.notes)
+
+
+def test_missing_backslash_before_option_lines_reads_the_lines_it_means(tmp_path):
+    script = tmp_path / "run-kimi-k2-Instruct.sh"
+    script.write_text(KIMI)
+    q = import_slime_script(script, [], [], None, None)
+    flags = dict(q.flags)
+    # the lines after line 14 are read: the model from --hf-checkpoint's folder (Kimi-K2's
+    # Hugging Face name, moonshotai/Kimi-K2-Instruct), the group from the last line
+    assert flags["--model"] == "kimi-k2" and flags["--group"] == 8
+    assert flags["--batch"] == 128 and flags["--gpus"] == 256
+    assert any("line 14" in n and "no backslash at its end" in n for n in q.notes)
+
+
+@pytest.mark.parametrize("text", [
+    # the next line is a command of its own (not an option word): bash's reading is kept
+    "python3 train.py \\\n   --colocate\n   echo done \\\n   --x\n",
+    # the previous line has no backslash: the line is a command of its own
+    "python3 train.py --colocate\n   --a 1\n   --b 2 \\\n   --c\n",
+    # the option lines after it do not continue with a backslash
+    "python3 train.py \\\n   --colocate\n   --b 2\n",
+])  # fmt: skip
+def test_missing_backslash_is_read_only_when_unambiguous(text):
+    assert broken_continuations(text, "x.sh") == (text, [])
 
 
 def test_optimal_token_baseline_is_priced_as_grpo(tmp_path):
