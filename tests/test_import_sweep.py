@@ -4,10 +4,14 @@ token-baseline estimator, a group of one, placeholders for the model, verl's spl
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from rlmcost import blocks as bl
 from rlmcost.choices import Head
+from rlmcost.cli import app
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.launch_scripts import import_slime_script, import_verl_script
 from rlmcost.frameworks.model_path import model_of_path
@@ -146,13 +150,48 @@ def test_optimal_token_baseline_is_priced_as_grpo(tmp_path):
     assert "actor_rollout_ref.actor.calculate_sum_pi_squared" not in q.ignored
 
 
-def test_group_of_one_says_why_it_is_not_priced(tmp_path):
-    # verl examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh @b178a3cd: rollout.n=1
+def _empty(tmp_path):
     empty = tmp_path / "e.yaml"
     empty.write_text("{}\n")
-    with pytest.raises(SpecError, match=r"rollout.n=1 .*mean 0 and std 1.*rollout.n=2"):
-        import_verl(empty, ["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=1",
-                            "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct"])
+    return empty
+
+
+# verl examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh @b178a3cd: rollout.n=1
+GROUP_OF_ONE = ["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=1",
+                "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct",
+                "data.train_batch_size=8", "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+                "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+                "trainer.n_gpus_per_node=1",
+                "actor_rollout_ref.rollout.tensor_model_parallel_size=1"]  # fmt: skip
+
+
+def test_group_of_one_is_priced_at_group_one_under_verl(tmp_path):
+    q = import_verl(_empty(tmp_path), GROUP_OF_ONE)
+    # verl/trainer/ppo/core_algos.py @b178a3cd lines 314-316: a group of one gets mean 0, std 1
+    assert q.algorithm == "rlvr" and dict(q.flags)["--group"] == 1
+    assert any("rollout.n=1" in n and "mean 0" in n and "--group 1" in n for n in q.notes)
+    # the equivalent query runs, saying what verl computes; rlmcost's own group methods refuse
+    # a group of one (their baseline needs two responses: rlmcost.algorithms.catalog grpo)
+    out = CliRunner().invoke(app, [q.algorithm, *q.argv(), "--json"])
+    assert out.exit_code == 0, out.output
+    est = json.loads(out.output)
+    assert est["run"]["workload"]["samples_per_prompt"] == 1
+    assert any(n.startswith("K = 1 under verl") for n in est["notes"])
+    for argv in (["grpo", "-K", "1"], ["rlvr", "--framework", "nemo-rl", "-K", "1"],
+                 ["dapo", "--framework", "verl", "-K", "1"]):  # fmt: skip
+        out = CliRunner().invoke(app, [*argv, "-m", "qwen2.5-0.5b"])
+        assert out.exit_code != 0 and "needs --group >= 2" in out.output
+
+
+@pytest.mark.parametrize("over, match", [
+    # verl refuses pass@k on a group of one (core_algos.py line 405 @b178a3cd)
+    (["algorithm.adv_estimator=grpo_passk"], "Pass@k requires at least 2"),
+    # DAPO's dynamic sampling keeps groups whose rewards differ: a group of one never does
+    (["algorithm.filter_groups.enable=true"], "whose rewards differ"),
+])  # fmt: skip
+def test_group_of_one_is_refused_where_verl_cannot_run_it(tmp_path, over, match):
+    with pytest.raises(SpecError, match=match):
+        import_verl(_empty(tmp_path), [*GROUP_OF_ONE, *over])
 
 
 @pytest.mark.parametrize("lines, match", [
