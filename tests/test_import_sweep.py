@@ -5,6 +5,7 @@ token-baseline estimator, a group of one, placeholders for the model, verl's spl
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -18,8 +19,11 @@ from rlmcost.frameworks.model_path import model_of_path
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.shell_words import broken_continuations
 from rlmcost.frameworks.verl import import_verl
+from rlmcost.frameworks.verl_split import split_pools
 from rlmcost.specs import get_model
 from rlmcost.specs.hf_config import spec_from_config
+
+DATA = Path(__file__).parent / "data" / "frameworks"
 
 # Skywork/Skywork-Reward-Llama-3.1-8B config.json (huggingface.co, main), the keys that shape
 # the model: Llama-3.1-8B's decoder with one token added (vocab_size 128257, pad 128256).
@@ -215,12 +219,72 @@ def test_placeholder_model_is_named_as_one(tmp_path, lines, match):
     assert dict(q.flags)["--model"] == "Qwen/Qwen2.5-7B"
 
 
-def test_split_placement_script_is_named(tmp_path):
-    # verl examples/split_placement/run_deepseek7b_llm.sh @b178a3cd runs main_ppo_split.py
+# verl examples/split_placement/run_deepseek7b_llm.sh @b178a3cd, the keys that shape the cost
+SPLIT = """set -x
+
+python3 main_ppo_split.py \\
+    algorithm.adv_estimator=gae \\
+    data.train_batch_size=1024 \\
+    data.max_prompt_length=512 \\
+    data.max_response_length=512 \\
+    actor_rollout_ref.model.path=deepseek-ai/deepseek-llm-7b-chat \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \\
+    actor_rollout_ref.actor.use_kl_loss=False \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
+    actor_rollout_ref.rollout.tensor_model_parallel_size=4 \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.rollout.gpu_memory_utilization=0.4 \\
+    critic.model.path=deepseek-ai/deepseek-llm-7b-chat \\
+    critic.model.enable_gradient_checkpointing=False \\
+    critic.ppo_micro_batch_size_per_gpu=8 \\
+    algorithm.use_kl_in_reward=False \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1 $@
+"""
+
+
+def _split_script(tmp_path):
+    # with its config beside it: examples/split_placement/config/ppo_trainer_split.yaml
+    # @b178a3cd (a copy in tests/data/frameworks)
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "ppo_trainer_split.yaml").write_text(
+        (DATA / "verl_ppo_trainer_split.yaml").read_text())
     script = tmp_path / "run_deepseek7b_llm.sh"
-    script.write_text("python3 main_ppo_split.py algorithm.adv_estimator=gae $@\n")
-    with pytest.raises(SpecError, match="split-placement example .*--groups"):
+    script.write_text(SPLIT)
+    return script
+
+
+def test_split_placement_is_two_device_groups(tmp_path):
+    q = import_verl_script(_split_script(tmp_path), [], [], None, None)
+    f = dict(q.flags)
+    # main_ppo_split.py lines 158-177 @b178a3cd: one node, half its GPUs per pool; the actor
+    # and its rollout on one, the critic on the other (no reward model, no KL: no reference)
+    assert q.algorithm == "vapo" and f["--gpus"] == 8
+    assert f["--groups"] == "rollout+actor=4,critic=4[ckpt=none]"
+    # ppo_trainer_split.yaml is read: use_remove_padding False, enforce_eager True
+    assert "--padded" in f and "--enforce-eager" in f and f["--ckpt"] == "full"
+    assert any("update_actor and update_critic overlap" in n for n in q.notes)
+    out = CliRunner().invoke(app, [q.algorithm, *q.argv(), "--json"])  # the groups resolve
+    assert out.exit_code == 0, out.output
+    # with a KL loss and a reward model, the reference and the reward join their pools
+    q = import_verl_script(_split_script(tmp_path), [
+        "actor_rollout_ref.actor.use_kl_loss=True", "reward_model.enable=True",
+        "reward_model.model.path=deepseek-ai/deepseek-llm-7b-chat", "trainer.nnodes=3"],
+        [], None, None)  # fmt: skip
+    f = dict(q.flags)
+    assert q.algorithm == "ppo" and f["--gpus"] == 16  # whole nodes: 3 // 2 each, one idle
+    assert f["--groups"] == "rollout+actor+reference=8,critic+reward=8[ckpt=none]"
+
+
+def test_split_placement_needs_its_config_and_two_gpus(tmp_path):
+    script = tmp_path / "run_deepseek7b_llm.sh"
+    script.write_text(SPLIT)
+    with pytest.raises(SpecError, match="split-placement example .*ppo_trainer_split.yaml"):
         import_verl_script(script, [], [], None, None)
+    assert split_pools(8, 1, "x") == (4, 1) and split_pools(8, 2, "x") == (8, 1)
+    with pytest.raises(SpecError, match="leaves the split's pools no GPU"):
+        split_pools(1, 1, "x")
 
 
 def test_placeholder_model_name_is_an_error_naming_it():
