@@ -18,6 +18,7 @@ from rlmcost.frameworks.launch_scripts import import_slime_script, import_verl_s
 from rlmcost.frameworks.model_path import model_of_path
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.shell_words import broken_continuations
+from rlmcost.frameworks.slime import import_slime
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.frameworks.verl_split import split_pools
 from rlmcost.specs import get_model
@@ -285,6 +286,15 @@ def test_split_placement_needs_its_config_and_two_gpus(tmp_path):
     assert split_pools(8, 1, "x") == (4, 1) and split_pools(8, 2, "x") == (8, 1)
     with pytest.raises(SpecError, match="leaves the split's pools no GPU"):
         split_pools(1, 1, "x")
+
+
+def test_slime_sft_script_is_named_as_sft():
+    # slime scripts/run-qwen3-4B-base-sft.sh @624b824a: --loss-type sft_loss with one sample per
+    # prompt, which was refused as a group method with K = 1
+    argv = ["train.py", "--hf-checkpoint", "/root/Qwen3-4B-Base/", "--rollout-batch-size", "128",
+            "--loss-type", "sft_loss", "--debug-train-only"]  # fmt: skip
+    with pytest.raises(SpecError, match="sft_loss: supervised fine-tuning"):
+        import_slime(argv, None, None)
 
 
 def test_placeholder_model_name_is_an_error_naming_it():
