@@ -36,6 +36,19 @@ heads; NeMo RL's Automodel expert parallelism; SGLang's data-parallel attention)
 (278 of 337, from 219), 0 tracebacks. NeMo RL's 10 left: Nemotron 3 Super (latent MoE, 6),
 DeepSeek-V3 recipes whose model is an instruction to follow (2), GLM-5.1 (DeepSeek Sparse
 Attention, no cost model), allenai/Llama-3.1-Tulu-3-8B-SFT (not built in).
+
+After verl's split placement (as device groups), verl's group methods at rollout.n=1 (as
+--group 1 under --framework verl) and a launch line without its backslash read as the
+continuation it means, same mirrors, 2026-12: verl 108 -> 110 of 127, slime 11 -> 12 of 23
+(Kimi-K2), OpenRLHF 7, NeMo RL 140, TRL 12 unchanged (278 -> 281 of 337), 0 tracebacks. The
+two verl rollout_correction scripts with rollout.n=1 now stop at verl's own check (a mini-batch
+of 4 sequences a rank under micro-batches of 8 per GPU: fsdp_workers.py asserts it). The
+refusals left are the frameworks' or the scripts' own: variables from the environment
+(SLURM_*, ARNOLD_*, BASE_FOLDER, EVAL_ARGS that no line sets), placeholders, SFT and
+reward-model scripts, TRL's divisibility check, sources that are not there (slime's
+run-qwen2.5-0.5B-reproducibility.sh sources scripts/scripts/models/...), a variable used before
+the line that sets it (verl gspo run_qwen3_32b_gspo_npu.sh: sp_size), an expert grid Megatron
+refuses (slime run-glm4.7-30B-A3B.sh: EP 8 over TP x CP x DP = 4), and models not built in.
 """
 
 from __future__ import annotations

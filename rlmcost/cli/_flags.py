@@ -60,6 +60,13 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         if uses_k
         else f"Not used: {name} samples no groups (fixed data)."
     )
+    if alg is not None and alg.min_group > 1:
+        from rlmcost.frameworks.presets import GROUP_OF_ONE, group_of_one
+
+        ones = [f.value for f in GROUP_OF_ONE if group_of_one(f.value, alg)]
+        group_help += (f" At least {alg.min_group} (the group baseline)"
+                       + (f"; 1 under --framework {' or '.join(ones)}, which runs a group of "
+                          "one (verl: mean 0, std 1)" if ones else "") + ".")  # fmt: skip
     batch_help = (
         "Preference pairs (examples for KTO) B per iteration"
         if alg is not None and alg.offline

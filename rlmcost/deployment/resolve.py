@@ -26,10 +26,13 @@ def resolve_workload(
     group: int | None = None,
     prompt_len: int | None = None,
     response_len: int | None = None,
+    group_of_one: bool = False,
 ) -> Workload:
     """The workload: ``workload`` (or the defaults: B = 64, K = the algorithm's default group,
     S = T = 1024) with the given fields replaced. SpecError for a group on an algorithm that
-    samples none (the offline family) and for non-positive counts."""
+    samples none (the offline family), for non-positive counts and for a group smaller than
+    the method's baseline needs (``Algorithm.min_group``) unless ``group_of_one``: the
+    framework runs the method with K = 1 (:func:`rlmcost.frameworks.presets.group_of_one`)."""
     samples_group = "K" in alg.names
     if group is not None and not samples_group:
         raise SpecError(
@@ -66,7 +69,8 @@ def resolve_workload(
                 "lower --batch or --group")
     if not samples_group and resolved.samples_per_prompt != 1:
         raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
-    if resolved.samples_per_prompt < alg.min_group:
+    if resolved.samples_per_prompt < alg.min_group and not (
+            group_of_one and resolved.samples_per_prompt == 1):
         raise SpecError(
             f"{alg.name} needs --group >= {alg.min_group} (its baseline compares the responses "
             f"to one prompt); got {resolved.samples_per_prompt}"

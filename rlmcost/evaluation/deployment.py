@@ -234,7 +234,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         (*parts, given_fields(dep.groups))))  # with the fields each group's layouts give
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, read, moe, stops),
                           lambda: group_worker_notes(view, kl, moe, stops)))  # fmt: skip
-    _extend(notes, q.context_notes())
+    _extend(notes, (q.group_note, *q.context_notes()))  # a group method at K = 1 first
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations

@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERL_ENTRIES = ("verl.trainer.main_ppo",)
-SPLIT = ("examples/split_placement/main_ppo_split.py @b178a3cd: the actor, rollout and "
-         "reference on one half of the GPUs, the critic and reward model on the other")
-"""verl's split placement: its own trainer script, with config/ppo_trainer_split.yaml and
-two resource pools of half the GPUs each (``resource_pool_spec``, ``mapping``)."""
 OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
 SLIME_ENTRIES = ("train.py", "train_async.py")
 OPENRLHF_DPO = ("openrlhf.cli.train_dpo",)
@@ -106,18 +102,10 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
     """The query of a verl launch script (``extra``: the words for its ``$@``; ``env``:
     ``VAR=VALUE`` items)."""
     from rlmcost.frameworks.verl import IGNORED, import_verl_mapping
+    from rlmcost.frameworks.verl_split import CONFIG, ENTRY
 
-    try:
-        launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
-    except SpecError as exc:
-        if "no command runs" in str(exc) and "main_ppo_split.py" in Path(path).read_text(
-                "utf-8", "replace")[:MAX_SCRIPT_BYTES]:  # fmt: skip
-            raise SpecError(f"script {Path(path).name} runs verl's split-placement example "
-                            f"({SPLIT}), which rlmcost import does not read; price the split "
-                            "with the script's settings as `rlmcost ppo --framework verl ... "
-                            "--groups \"rollout+actor=N/2,critic+reward=N/2\"` (+reference "
-                            "with a KL term)") from None
-        raise
+    launch = read_launch(path, (*VERL_ENTRIES, ENTRY), extra, parse_env(env))
+    split = Path(launch.entry).name == ENTRY  # verl's split-placement example (.verl_split)
     overrides: list[str] = []
     options: dict[str, str] = {}
     at: dict[str, int] = {}
@@ -146,10 +134,41 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
         needed += _need(launch, at["path"]) if "path" in at else []
     launch.require(needed + (_need(launch, at["name"]) if "name" in at else []))
     _placeholders(launch, overrides, extra)
-    config, notes = _verl_base(launch, options.get("path", "config"),
-                               options.get("name", "ppo_trainer"), options)  # fmt: skip
+    folder = options.get("path", str(launch.script.parent / "config") if split else "config")
+    if split and not (Path(folder) / f"{options.get('name', CONFIG)}.yaml").is_file():
+        raise SpecError(f"script {launch.script.name} runs verl's split-placement example "
+                        f"({ENTRY}), whose config {folder}/{CONFIG}.yaml is not there: import "
+                        "the script in verl's examples/split_placement folder")  # fmt: skip
+    config, notes = _verl_base(launch, folder, options.get("name", CONFIG if split else
+                                                           "ppo_trainer"), options)  # fmt: skip
+    if split:
+        return _split(launch, config, overrides, notes, (verl_version, hardware))
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
                             overrides, verl_version, hardware)  # fmt: skip
+    q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
+    return q
+
+
+def _split(launch: Launch, config: dict[str, Any], overrides: list[str], notes: list[str],
+           versions: tuple[str | None, str | None]) -> ImportedQuery:
+    """The query of verl's split-placement launch (:mod:`.verl_split`): imported with one
+    pool's GPUs as the trainer's, then the two pools as ``--groups``."""
+    from rlmcost.frameworks.config import Reader, apply_overrides, flatten
+    from rlmcost.frameworks.verl import import_verl_mapping
+    from rlmcost.frameworks.verl_split import split_groups, split_pools
+
+    where = f"verl script {launch.script.name}"
+    r = Reader(apply_overrides(flatten(config, where), overrides, where), where)
+    given = (r.integer("trainer.n_gpus_per_node", 8), r.integer("trainer.nnodes", 1))
+    pool = split_pools(*given, where)
+    q = import_verl_mapping(config, where, str(launch.script), [
+        *overrides, f"trainer.n_gpus_per_node={pool[0]}", f"trainer.nnodes={pool[1]}"],
+        *versions)  # fmt: skip
+    ckpt = [r.flag(f"{k}.enable_gradient_checkpointing", True)
+            for k in ("critic.model", "actor_rollout_ref.model")]
+    fsdp = r.text("actor_rollout_ref.actor.strategy", "fsdp") != "megatron"
+    split_groups(q, pool, given, ("full" if ckpt[0] else "none") if fsdp and
+                 ckpt[0] != ckpt[1] else None)  # fmt: skip
     q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
     return q
 

@@ -46,7 +46,7 @@ from rlmcost.frameworks.preset_model import (
 __all__ = [
     "DEFAULT_FRAMEWORK", "OPTION_FIELDS", "PRESETS", "Behaviour", "Default", "Framework",
     "FrameworkChoice", "NEMO_RL_8B_EXAMPLE_FROM", "NEMO_RL_32B_EXAMPLE_FROM", "Preset",
-    "Sized", "behaviour", "framework_name", "get_preset", "preset_options",
+    "Sized", "behaviour", "framework_name", "get_preset", "group_of_one", "preset_options",
 ]  # fmt: skip
 
 PRESETS: dict[Framework, Preset] = {
@@ -114,6 +114,35 @@ def behaviour(framework: str | None) -> Behaviour | None:
     if isinstance(framework, str | None):
         _BEHAVIOURS[framework] = found
     return found
+
+
+GROUP_OF_ONE: dict[Framework, str] = {
+    Framework.VERL: (
+        "K = 1 under verl: its group estimators take a group of one as mean 0 (GRPO's: and "
+        "std 1), so each response's advantage is its own score, REINFORCE without a baseline "
+        "(verl/trainer/ppo/core_algos.py compute_grpo_outcome_advantage, "
+        "compute_rloo_outcome_advantage @b178a3cd); priced as this method's invocations at "
+        "K = 1"),
+}
+"""Frameworks that run a group method (GRPO and its family, whose baseline rlmcost takes over
+K >= 2 responses: ``Algorithm.min_group``) with one response per prompt, and the note that
+says what they compute: verl's estimators give a group of one mean 0 (and std 1), at volcengine/
+verl b178a3cd verl/trainer/ppo/core_algos.py lines 314-316 (GRPO), 511 (RLOO), 461
+(REINFORCE++ with baseline), 567 (OPO), 704 (GPG); its pass@k estimator refuses it (line 405).
+The step's invocations do not depend on the baseline, so ``--group 1`` prices it."""
+
+
+def group_of_one(framework: str | None, alg: Any) -> str | None:
+    """The note under which ``framework`` runs ``alg`` (an
+    :class:`~rlmcost.algorithms.model.Algorithm`) with one response per prompt
+    (:data:`GROUP_OF_ONE`); None where it does not. DAPO's dynamic sampling (the ``rho`` knob)
+    keeps only groups whose rewards differ, which a group of one never has (Yu et al. 2025,
+    arXiv:2503.14476 section 3.2), so it is never run with one."""
+    try:
+        note = GROUP_OF_ONE.get(Framework(str(framework).lower()))
+    except ValueError:
+        return None
+    return note if note is not None and "rho" not in alg.names else None
 
 
 NOT_PRESETS = {

@@ -60,20 +60,45 @@ it: ``algorithm.pf_ppo.reweight_method=pow \\  # ["pow", ...]`` (verl examples/p
 run_deepseek7b_llm_pfppo.sh line 6 @b178a3cd), followed by an indented line."""
 
 
+_MISSING_CONTINUATION = re.compile(
+    r"(?<=[^\\]\\\n)([^\n#]*[^\s\\#])(?=\n[ \t]+(?:-{1,2}[A-Za-z]|\"?\$\{[A-Za-z_]\w*\[@\]\}\"?)"
+    r"[^\n]*[ \t]\\\n)")
+"""A line inside a command (the line before it ends with a backslash) that lacks its own
+backslash, where the next line is indented, starts with an option word (``--x``, ``-x``) or an
+array expansion (``${NAME[@]}``), never a command of its own, and continues with a backslash:
+``--update-weight-buffer-size $(( 4 * 512 * 1024 * 1024))`` followed by ``${MODEL_ARGS[@]} \\``
+(slime scripts/run-kimi-k2-Instruct.sh lines 172-173 @624b824a)."""
+
+
 def broken_continuations(text: str, name: str) -> tuple[str, list[str]]:
-    """``text`` with each :data:`_BROKEN_CONTINUATION` read as the continuation it means, and a
-    note for them. bash reads ``\\`` + blank as an escaped blank, a word of its own, and the
-    newline after the comment then ends the command: the script passes ``' '`` to its
-    program and runs the next line as a command of its own (the launch fails there). Read as
+    """``text`` with each :data:`_BROKEN_CONTINUATION` and :data:`_MISSING_CONTINUATION` read
+    as the continuation it means, and a note for each kind. bash reads ``\\`` + blank as an
+    escaped blank, a word of its own, and the newline after the comment then ends the command:
+    the script passes ``' '`` to its program and runs the next line as a command of its own
+    (the launch fails there). A line without its backslash ends the command the same way, and
+    the next line (``--x ...`` or ``${ARGS[@]} ...``) runs as a command, which fails. Read as
     written, the launch would stop at that line with the rest of its options lost; the script
     states what it means by the indented lines that follow, and that is read, said in a note
     naming the lines."""
-    lines = [text.count("\n", 0, m.start()) + 1 for m in _BROKEN_CONTINUATION.finditer(text)]
-    if not lines:
-        return text, []
-    where = ", ".join(map(str, lines))
-    return _BROKEN_CONTINUATION.sub("\\\n", text), [
-        f"{name} line{'s' if len(lines) > 1 else ''} {where}: a backslash with blanks (or a "
-        "comment) after it does not continue a line in bash (it escapes the blank: the command "
-        "ends there, passes ' ' and runs the next line on its own, so the launch fails as "
-        "written); read as the continuation the indented lines after it mean"]
+    notes = []
+    if lines := _lines(text, _BROKEN_CONTINUATION):
+        text = _BROKEN_CONTINUATION.sub("\\\n", text)  # keeps every line where it was
+        notes.append(
+            f"{name} {lines}: a backslash with blanks (or a comment) after it does not continue "
+            "a line in bash (it escapes the blank: the command ends there, passes ' ' and runs "
+            "the next line on its own, so the launch fails as written); read as the "
+            "continuation the indented lines after it mean")
+    if lines := _lines(text, _MISSING_CONTINUATION):
+        text = _MISSING_CONTINUATION.sub("\\1 \\\\", text)
+        notes.append(
+            f"{name} {lines}: the line has no backslash at its end, so bash ends the command "
+            "there (without the options after it) and runs the indented option words that "
+            "follow as a command of their own, which fails; read as the continuation those "
+            "lines mean")
+    return text, notes
+
+
+def _lines(text: str, pattern: re.Pattern[str]) -> str:
+    """``line N`` / ``lines N, M`` where ``pattern`` matches in ``text`` (empty: none)."""
+    found = [str(text.count("\n", 0, m.start()) + 1) for m in pattern.finditer(text)]
+    return f"line{'s' if len(found) > 1 else ''} {', '.join(found)}" if found else ""

@@ -197,6 +197,10 @@ def _mismatch(spec: Any, shape: dict[str, Any], gqa: bool) -> str:
 
 def _algorithm(r: Reader, q: ImportedQuery) -> bool:
     """Algorithm, reference and reward; True when the reference model runs."""
+    if r.text("loss-type", "policy_loss") == "sft_loss":  # slime's scripts/run-*-sft.sh
+        raise SpecError(f"{WHERE}: --loss-type sft_loss: supervised fine-tuning ({ARGUMENTS} "
+                        "--loss-type), which rlmcost does not price; rlmcost import slime reads "
+                        "RL launches")  # fmt: skip
     est = r.text("advantage-estimator", "grpo", tuple(_ESTIMATORS))
     q.algorithm = _ESTIMATORS[est]
     if est not in ("grpo", "ppo"):

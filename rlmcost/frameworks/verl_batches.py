@@ -113,19 +113,30 @@ def padding(r: Reader, q: ImportedQuery, strategy: str) -> None:
 
 
 def group_of_one(r: Reader, q: ImportedQuery) -> None:
-    """A group method with ``rollout.n=1``: verl runs it, rlmcost does not price it; say why.
+    """A group method with ``rollout.n=1``, as verl runs it: ``--group 1`` (rlmcost takes it
+    under ``--framework verl``, :data:`rlmcost.frameworks.presets.GROUP_OF_ONE`) and a note.
 
-    verl's group estimators take a group of one as mean 0, std 1 (verl/trainer/ppo/
-    core_algos.py ``compute_grpo_outcome_advantage`` @b178a3cd, and the other group
-    estimators the same), so each response's advantage is its own score: REINFORCE without a
-    baseline. rlmcost's group methods are defined by their baseline over K >= 2 responses
-    (rlmcost.algorithms.catalog ``grpo``: ``min_group=2``); the step's cost would be the same
-    invocations at K = 1, which no rlmcost method names, so the import stops with the nearest
-    query that is priced."""
+    verl's group estimators take a group of one as mean 0 (GRPO's: std 1; verl/trainer/ppo/
+    core_algos.py ``compute_grpo_outcome_advantage`` @b178a3cd lines 314-316, RLOO's line
+    511), so each response's advantage is its own score: REINFORCE without a baseline. The
+    step's invocations do not depend on the baseline: the method's own at K = 1. Refused
+    where verl refuses it (``grpo_passk``: "Pass@k requires at least 2 samples per group",
+    line 405) and for DAPO's dynamic sampling, which keeps only groups whose rewards differ
+    (a group of one never does)."""
     est = r.text("algorithm.adv_estimator", "gae")
-    raise SpecError(
-        f"{r.where}: {ROLLOUT}.n=1 with adv_estimator {est}: verl runs it (core_algos.py, "
-        "e.g. compute_grpo_outcome_advantage: a group of one gets mean 0 and std 1, so each "
-        f"response's advantage is its own score), but rlmcost's {q.algorithm} is defined by "
-        "its baseline over 2 or more responses per prompt and prices no group of one; give "
-        f"{ROLLOUT}.n=2 after the script for the nearest priced step (twice the responses)")
+    if est == "grpo_passk" or q.algorithm == "dapo":
+        why = ("verl refuses it (core_algos.py compute_grpo_passk_outcome_advantage: \"Pass@k "
+               "requires at least 2 samples per group\")" if est == "grpo_passk" else
+               "filter_groups keeps only groups whose rewards differ, which a group of one "
+               "never has")  # fmt: skip
+        raise SpecError(f"{r.where}: {ROLLOUT}.n=1 with adv_estimator {est}: {why}; give "
+                        f"{ROLLOUT}.n=2 or more after the script")  # fmt: skip
+    what = ("REINFORCE++ whitens the advantages over the batch, no group (core_algos.py "
+            "compute_reinforce_plus_plus_outcome_advantage @b178a3cd)"
+            if est == "reinforce_plus_plus" else
+            "verl's group estimators take a group of one as mean 0 (GRPO's: and std 1; "
+            "core_algos.py compute_grpo_outcome_advantage @b178a3cd), so each response's "
+            "advantage is its own score (REINFORCE without a baseline)")  # fmt: skip
+    q.note(f"{ROLLOUT}.n=1 with adv_estimator {est}: {what}; priced as {q.algorithm}'s "
+           "invocations at --group 1, which rlmcost takes under --framework verl (the "
+           "invocations do not depend on the baseline)")

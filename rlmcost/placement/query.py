@@ -25,6 +25,7 @@ from rlmcost.deployment.resolve import (
     with_image_tokens,
 )
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import group_of_one
 from rlmcost.parallel.validate import subshard_note
 from rlmcost.placement.inputs import Setup, auto_tp
 from rlmcost.placement.jobs import GroupEstimate
@@ -76,6 +77,7 @@ class Query:
     lengths: LengthDist
     host_bytes_per_s: float
     groups_seen: dict[Any, Any] | None = None
+    group_note: str | None = None  # a group method run with K = 1 (frameworks.presets)
     _tp: dict[Role, int] = field(default_factory=dict)
     _kept: dict[Any, Any] = field(default_factory=dict)  # values kept (:meth:`kept`)
 
@@ -148,7 +150,8 @@ def query_key(run: Run) -> memo.Hashed:
     kept by the identities of its sections (the planner's candidates share them)."""
     c = run.cluster
     gpus = c.gpus if c.rank_order == "random" else None  # placement.rank_order's rule
-    also = (c.hardware, c.calibration, c.host_bandwidth_gb_per_s, run.attention, gpus)
+    one = run.deployment.framework if run.workload.samples_per_prompt == 1 else None
+    also = (c.hardware, c.calibration, c.host_bandwidth_gb_per_s, run.attention, gpus, one)
     return memo.by_identities(_KEYS, (run.algorithm, run.models, run.workload), lambda: memo.Hashed(
         (run.algorithm, run.models.model_dump_json(), run.workload, *also)), also=also)
 
@@ -181,8 +184,9 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
     c, w, m = run.cluster, run.workload, run.models
     options = run.options()
     alg = configure(get_algorithm(run.algorithm.name), options)
+    one = group_of_one(run.deployment.framework, alg) if w.samples_per_prompt == 1 else None
     wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
-                          w.response_len)  # fmt: skip
+                          w.response_len, one is not None)  # fmt: skip
     specs = resolve_models(alg, m.actor, models_given(m.given()))
     wl = with_image_tokens(wl, w.image_tokens, specs)
     hw = get_hardware(c.hardware)
@@ -201,7 +205,8 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
     hw = nvlink_reach(hw, c.rank_order, c.gpus)  # the groups' NVLink reach
     given_host = c.host_bandwidth_gb_per_s
     host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
-    return Query(alg, wl, specs, hw, efficiency, values, dist, host)
+    return Query(alg, wl, specs, hw, efficiency, values, dist, host,
+                 group_note=one if alg.min_group > 1 else None)
 
 
 def _dtype_base(run: Run) -> Workload | None:

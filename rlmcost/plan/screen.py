@@ -175,6 +175,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     from rlmcost.compiled import arch_numbers
     from rlmcost.deployment.resolve import resolve_workload
     from rlmcost.evaluation.deployment import spec_params
+    from rlmcost.frameworks.presets import group_of_one
     from rlmcost.placement.lengths import parse_length_dist
     from rlmcost.plan.rl_candidates import actor_spec
     from rlmcost.specs import get_hardware
@@ -182,8 +183,8 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     spec = actor_spec(base)
     alg = get_algorithm(base.algorithm.name)
     w, t = base.workload, base.deployment.train
-    wl = resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len,
-                          w.response_len)  # fmt: skip
+    wl = resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len,
+                          group_of_one(base.deployment.framework, alg) is not None)  # K = 1
     dtypes = wl.model_copy(update=w.dtypes())
     a = arch_numbers(spec)
     # the longest of n >= 1 responses is at least the distribution's median (n = 1)
