@@ -70,6 +70,7 @@ MODULE_LAYER = {
     # `rlmcost validate` predicts the RL rows by the whole evaluation: a view, not a perf model.
     "rlmcost.perf.validate": "views",
     "rlmcost.perf.validate_rl": "views",
+    "rlmcost.perf.validate_memory": "views",  # `validate --memory`: train and RL queries' memory
     "rlmcost.deployment": "deployment",
     "rlmcost.run": "run",
     "rlmcost.placement": "placement",

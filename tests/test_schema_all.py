@@ -57,6 +57,7 @@ CASES = [
     ("blocks", ["blocks", "--symbolic", "--json"]),
     ("train", ["train", "-m", "7b", "--gpus", "16", "--tp", "2", "--pp", "2", "--json"]),
     ("validate", ["validate", "--json"]),
+    ("validate", ["validate", "--memory", "--source", "torchtitan_h200_trainy", "--json"]),
     ("plan", ["plan", "ppo", "-m", "gpt-2", "--gpus", "2", "--json"]),
     ("plan", ["plan", "ppo", "-m", "70b", "--gpus", "8", "--tp", "8", "--json"]),
     ("plan", ["plan", "train", "-m", "gpt-2", "--gpus", "2", "--json"]),

@@ -2,6 +2,9 @@
 
 ``--engine``: published inference measurements (:mod:`rlmcost.perf.validate_engine`).
 
+``--memory``: published GPU-memory measurements (:mod:`rlmcost.perf.validate_memory`), each
+row's ``rlmcost train`` command run as typed (:func:`train_json`) or its published RL run's Run.
+
 ``--rl``: the published RL runs (:mod:`rlmcost.reports.rl_runs_rows`), each as the query its
 framework's users would write; the Run of each is built here, by the algorithm command's own
 flag parser (:func:`run_from_argv`), so a row's command typed by hand gives the same Run.
@@ -21,6 +24,7 @@ __all__ = ["run_from_argv", "validate"]  # run_from_argv: rlmcost.run_from_comma
 if TYPE_CHECKING:
     from rlmcost.perf.validate import Validation
     from rlmcost.perf.validate_engine import EngineValidation
+    from rlmcost.perf.validate_memory import MemoryValidation
     from rlmcost.reports.rl_runs_rows import RlRunsReport
 
 
@@ -51,12 +55,31 @@ def validate(
             "--source one of its sources.",
         ),
     ] = False,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Published GPU-memory measurements (rlmcost/perf/data/memory_runs.json: "
+            "torchtitan, verl) against rlmcost's memory per device, in the quantity each "
+            "source measured (allocated, reserved, nvidia-smi): published vs predicted GiB, "
+            "error, allocator-slack interval; summary per source. With --source one source.",
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Reproduce published training measurements with the step-time model: predicted vs
     published, the error per row, mean and max per source (--rl: the published RL runs)."""
     from rlmcost.run.schema_envelope import versioned
 
+    if memory:
+        from rlmcost.perf.validate_memory import validate_memory
+
+        checked_memory = validate_memory(train_json, run_from_argv, source)
+        if json_out:
+            print_json(versioned("validate", checked_memory.to_json()))
+            return
+        _render_memory(checked_memory)
+        return
     if engine:
         from rlmcost.perf.validate_engine import validate_engine
 
@@ -257,6 +280,67 @@ def _render_engine(v: EngineValidation) -> None:
         caption="speed error: predicted speed / published speed - 1 (negative: the model is "
         "slow). " + "; ".join(f"{k}: {s['url']}" for k, s in v.sources.items()),
         right=(1, 2, 3, 4),
+    )  # fmt: skip
+
+
+def train_json(words: list[str]) -> dict[str, Any]:
+    """The ``--json`` object `rlmcost train WORDS` prints, the command run in-process by its
+    own parser (a SpecError for what the command rejects)."""
+    import contextlib
+    import io
+    import json
+
+    import typer.main
+
+    from rlmcost.cli import app
+    from rlmcost.cli._app import _click_exceptions, choice_message
+    from rlmcost.errors import SpecError
+
+    cmd = typer.main.get_command(app).get_command(None, "train")  # type: ignore[attr-defined]
+    out = io.StringIO()
+    try:
+        ctx = cmd.make_context("rlmcost train", [*words, "--json"])
+        with contextlib.redirect_stdout(out):
+            cmd.invoke(ctx)
+    except _click_exceptions.ClickException as exc:
+        text = choice_message(exc.format_message().replace("\n", " ").strip())
+        raise SpecError(f"`rlmcost train`: {text}") from None
+    return dict(json.loads(out.getvalue()))
+
+
+def _render_memory(v: MemoryValidation) -> None:
+    def gib(x: float | None) -> str:
+        return "-" if x is None else f"{x / 2**30:.1f} GiB"
+
+    rows = []
+    for r in v.rows:
+        lo_hi = "-" if r.interval_bytes is None else \
+            f"{gib(r.interval_bytes[0])} - {gib(r.interval_bytes[1])}"  # fmt: skip
+        rows.append((r.id, r.row["measured"], f"{float(r.row['published_gib']):g} GiB",
+                     gib(r.predicted_bytes), "-" if r.error is None else f"{100 * r.error:+.1f} %",
+                     lo_hi, {True: "yes", False: "no", None: "-"}[r.inside],
+                     "ok" if r.status == "ok" else r.status))  # fmt: skip
+    print_table(
+        "published vs predicted GPU memory per device",
+        ["row", "measured", "published", "predicted", "error", "interval", "inside", "status"],
+        rows,
+        caption="allocated: torch.cuda.max_memory_allocated vs rlmcost's allocated peak; "
+        "reserved: the caching allocator's reserved peak vs the allocated peak plus rlmcost's "
+        "allocator slack (no CUDA context, no NCCL buffers); device: nvidia-smi vs the RL "
+        "evaluation's device view. interval: the slack's stated range (a point for allocated "
+        "rows); inside: the published figure, +- half its printed digit, in it. error = "
+        "predicted / published - 1. Commands and assumptions: --json 'memory_rows'.",
+        right=(2, 3, 4),
+    )  # fmt: skip
+    print_table(
+        "memory error per source",
+        ["source", "rows", "predicted", "mean |error|", "max |error|", "mean error", "coverage"],
+        [(k, s["rows"], s["predicted"], _pct_or(s["mean_abs_error"]),
+          _pct_or(s["max_abs_error"]),
+          "-" if s["mean_error"] is None else f"{100 * s['mean_error']:+.1f} %",
+          _pct_or(s["coverage"])) for k, s in v.summary().items()],
+        caption="; ".join(f"{k}: {s['url']} ({s['measured']})" for k, s in v.sources.items()),
+        right=(1, 2, 3, 4, 5, 6),
     )  # fmt: skip
 
 

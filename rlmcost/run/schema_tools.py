@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from rlmcost.run.schema import Versioned
-from rlmcost.run.schema_validate import ValidateEngineOut, ValidateOut, ValidateRlOut
+from rlmcost.run.schema_validate import VALIDATE_OUTPUTS
 from rlmcost.run.spec import Run
 
 _OPEN = ConfigDict(extra="allow")
@@ -393,6 +393,6 @@ OUTPUTS: dict[str, tuple[type[BaseModel], ...]] = {
     "plan": (PlanOut, PlanLongestOut),
     "blocks": (BlocksOut, BlocksSymbolicOut),
     "calibrate": (CalibrateOut,),
-    "validate": (ValidateOut, ValidateRlOut, ValidateEngineOut),
+    "validate": VALIDATE_OUTPUTS,
 }
 """Each command's output models (one per shape of its ``--json``)."""

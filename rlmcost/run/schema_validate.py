@@ -1,6 +1,7 @@
 """Output models of `rlmcost validate` (training rows and RL rows), `rlmcost validate --rl`
-(the published RL runs, each with its Run) and `rlmcost validate --engine` (published inference
-measurements); conventions as in :mod:`rlmcost.run.schema_tools`:
+(the published RL runs, each with its Run), `rlmcost validate --engine` (published inference
+measurements) and `rlmcost validate --memory` (published GPU-memory measurements); conventions
+as in :mod:`rlmcost.run.schema_tools`:
 the top level is closed, nested objects list the keys every output has (and may carry more);
 units in the key names, times and ratios floats, byte counts exact integers.
 """
@@ -188,3 +189,55 @@ class ValidateEngineOut(Versioned):
     engine_rows: list[EngineValidationRowOut]
     engine_summary: dict[str, EngineSummaryOut]
     sources: dict[str, dict[str, Any]]
+
+
+class MemoryValidationRowOut(BaseModel):
+    """One published GPU-memory figure (memory_runs.json) and rlmcost's prediction in the
+    quantity measured: ``allocated`` (torch.cuda.max_memory_allocated), ``reserved`` (the caching
+    allocator's reserved peak: allocated + ``allocator_slack``) or ``device`` (nvidia-smi)."""
+
+    model_config = _OPEN
+
+    id: str
+    source: str
+    kind: Literal["train", "rl"]
+    measured: Literal["allocated", "reserved", "device"]
+    published_gib: float
+    published_bytes: int
+    predicted_bytes: int | None
+    allocated_bytes: int | None
+    allocator_slack: float | None
+    error: float | None = Field(description="predicted / published - 1")
+    interval_bytes: list[int] | None
+    inside_interval: bool | None
+    status: str = Field(description="ok, or 'not predicted: <why>'")
+    command: str | None
+    rl_run: str | None
+    cite: str
+    assumptions: list[str]
+
+
+class MemorySummaryOut(BaseModel):
+    model_config = _CLOSED
+
+    rows: int
+    predicted: int
+    mean_abs_error: float | None
+    max_abs_error: float | None
+    mean_error: float | None
+    coverage: float | None = Field(description="share of predicted rows inside the interval")
+
+
+class ValidateMemoryOut(Versioned):
+    """`rlmcost validate --memory`: published GPU-memory measurements (torchtitan, verl) each
+    predicted by its query (``memory_rows``), the error per source (and ``all``)."""
+
+    command: Literal["validate"]
+    memory_rows: list[MemoryValidationRowOut]
+    memory_summary: dict[str, MemorySummaryOut]
+    sources: dict[str, dict[str, Any]]
+
+
+VALIDATE_OUTPUTS = (ValidateOut, ValidateRlOut, ValidateEngineOut, ValidateMemoryOut)
+"""The output models of `rlmcost validate`, one per mode (:data:`rlmcost.run.schema_tools.
+OUTPUTS`)."""

@@ -1,0 +1,122 @@
+"""`rlmcost validate --memory`: published GPU-memory measurements against rlmcost's memory.
+
+The table (rlmcost/perf/data/memory_runs.json) loads and is checked; every row predicts or says
+why not; two rows' bytes are checked against hand arithmetic from the models' published shapes
+(Llama-3.1-8B's Hugging Face config: 8,030,261,248 parameters, vocabulary 128,256) and the
+allocator slack rlmcost states (rlmcost/deployment/overhead.py)."""
+
+from __future__ import annotations
+
+import json
+from math import ceil
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.cli.validate import run_from_argv, train_json
+from rlmcost.errors import SpecError
+from rlmcost.perf.validate_memory import (
+    SLACK_RANGE_EXPANDABLE,
+    check_row,
+    load_table,
+    predict,
+    validate_memory,
+)
+
+LLAMA_31_8B_PARAMS = 8_030_261_248  # meta-llama/Llama-3.1-8B config.json's shapes, summed
+LLAMA_3_VOCAB = 128_256  # its config.json "vocab_size"
+GIB = 2**30
+
+
+@pytest.fixture(scope="module")
+def checked():
+    return validate_memory(train_json, run_from_argv)
+
+
+def _row(rid: str) -> dict:
+    return next(r for r in load_table()["rows"] if r["id"] == rid)
+
+
+def test_table_has_rows_from_three_sources() -> None:
+    table = load_table()
+    assert len(table["rows"]) >= 15
+    assert len({r["source"] for r in table["rows"]}) >= 3
+    for src in table["sources"].values():
+        assert src["url"] and src["measured"]
+
+
+def test_every_row_predicts_or_says_why(checked) -> None:
+    for r in checked.rows:
+        if r.status == "ok":
+            assert r.predicted_bytes and r.predicted_bytes > 0 and r.interval_bytes
+            assert r.interval_bytes[0] <= r.predicted_bytes <= r.interval_bytes[1]
+        else:
+            assert r.status.startswith("not predicted: ") and len(r.status) > 20
+    summary = checked.summary()
+    assert summary["all"]["rows"] == len(checked.rows)
+    assert set(summary) == {r.source for r in checked.rows} | {"all"}
+
+
+def test_cp_row_states_and_logits_by_hand() -> None:
+    """tt-h100-8b-fsdp8-cp1: FSDP (ZeRO-3) over 8 ranks, bf16 weights and gradients, fp32
+    master + Adam m, v (16 B a parameter in all, sharded by 8), and the fp32 logits of one
+    32,768-token sequence (torchtitan's loss upcasts them: F.cross_entropy(pred.float()))."""
+    row = _row("tt-h100-8b-fsdp8-cp1")
+    out = train_json(row["command"].split()[2:])
+    m = out["memory_per_rank_bytes"]
+    assert m["weights"] + m["gradients"] + m["optimizer"] == 16 * LLAMA_31_8B_PARAMS // 8
+    assert m["logits"] == 32_768 * LLAMA_3_VOCAB * 4
+    got = predict(row, train_json, run_from_argv)
+    # reserved = allocated + the expandable-segments slack (torchtitan's launcher sets it)
+    assert got.allocated_bytes == m["total"]
+    assert got.predicted_bytes == m["total"] + ceil(m["total"] * 0.02)
+    low, high = SLACK_RANGE_EXPANDABLE
+    assert got.interval_bytes == (m["total"] + ceil(m["total"] * low),
+                                  m["total"] + ceil(m["total"] * high))  # fmt: skip
+
+
+def test_eight_and_128_gpu_rows_differ_by_the_sharded_states() -> None:
+    """Table 1 vs Table 3 (8 vs 128 FSDP ranks, the same local batch): the allocated peaks
+    differ by the 16 B a parameter of states, sharded by 8 and by 128."""
+    a = predict(_row("tt-h100-8b-8gpu-compile"), train_json, run_from_argv)
+    b = predict(_row("tt-h100-8b-128gpu-compile"), train_json, run_from_argv)
+    assert a.allocated_bytes is not None and b.allocated_bytes is not None
+    states = 16 * LLAMA_31_8B_PARAMS
+    assert a.allocated_bytes - b.allocated_bytes == states // 8 - states // 128
+
+
+def test_published_figures_as_the_sources_print_them() -> None:
+    # torchtitan benchmarks/llama3_h100_202412_torchtitan.md Table 2, 'FSDP 8, CP 1': 83.9 GiB
+    assert _row("tt-h100-8b-fsdp8-cp1")["published_gib"] == 83.9
+    assert _row("tt-h100-8b-fsdp8-cp1")["measured"] == "reserved"
+    # verl docs/perf/dpsk.md Benchmark: DeepSeek 671b, 96 GPUs, GPU memory 66
+    assert _row("verl-dpsk-doc-deepseek-v3-96gpu")["published_gib"] == 66
+
+
+def test_bad_rows_are_refused() -> None:
+    sources = load_table()["sources"]
+    good = dict(_row("tt-h100-8b-8gpu-eager"))
+    with pytest.raises(SpecError, match="measured"):
+        check_row({**good, "measured": "smi"}, sources)
+    with pytest.raises(SpecError, match="unknown source"):
+        check_row({**good, "source": "nowhere"}, sources)
+    with pytest.raises(SpecError, match="needs 'command'"):
+        check_row({**good, "command": ""}, sources)
+    with pytest.raises(SpecError, match="no memory rows"):
+        validate_memory(train_json, run_from_argv, "nowhere")
+
+
+def test_a_command_the_train_cli_rejects_is_a_stated_row() -> None:
+    row = {**_row("tt-h100-8b-8gpu-eager"), "command": "rlmcost train -m llama-3.1-8b --tp 0"}
+    got = predict(row, train_json, run_from_argv)
+    assert got.status.startswith("not predicted: ") and got.predicted_bytes is None
+
+
+def test_cli_json() -> None:
+    res = CliRunner().invoke(app, ["validate", "--memory", "--source", "torchtitan_h200_trainy",
+                                   "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert {r["source"] for r in out["memory_rows"]} == {"torchtitan_h200_trainy"}
+    assert out["memory_summary"]["all"]["predicted"] == 2
