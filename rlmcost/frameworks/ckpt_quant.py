@@ -11,8 +11,15 @@ of slime's FP8 send), stated in a note. An INT4 checkpoint (``tools/convert_hf_t
 the same page's "INT4 QAT Training") has no rollout dtype in rlmcost: its engine is priced at
 the trained dtype, said in a note.
 
-Which quantization: the checkpoint's ``config.json`` ``quantization_config.quant_method`` where
-the folder is on this machine, else the folder name's suffix (``Qwen3-4B-FP8``), stated."""
+Which quantization: the checkpoint's ``config.json`` ``quantization_config`` where the folder
+is on this machine (:func:`rlmcost.specs.hf_quant.quant_of`), else the folder name's suffix
+(``Qwen3-4B-FP8``), else, for a folder named as a built-in model or its Hugging Face id, how
+that model's published checkpoint is stored (``checkpoint_quant`` of models.json:
+``Kimi-K2-Instruct`` and ``DeepSeek-R1`` are block-wise FP8, slime scripts/run-kimi-k2-Instruct.sh
+and run-deepseek-r1.sh @624b824a serve them so, docs/en/examples/deepseek-r1.md: "we are using
+the fp8 checkpoint of DeepSeek R1"), stated. A folder name ending in a precision word
+(``Kimi-K2-bf16``, ``DeepSeek-R1-bf16``: the scripts' commented alternatives, converted by
+``tools/fp8_cast_bf16.py``) is that dequantized copy: unquantized."""
 
 from __future__ import annotations
 
@@ -20,6 +27,8 @@ import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
     from rlmcost.frameworks.result import ImportedQuery
@@ -47,16 +56,30 @@ def split_quantized(name: str) -> tuple[str, str | None]:
 
 
 def checkpoint_quant(ckpt: str) -> tuple[str | None, str]:
-    """The quantization of checkpoint folder ``ckpt`` (None: none) and how it was read."""
+    """The quantization of checkpoint folder ``ckpt`` (None: none) and how it was read
+    (module docstring)."""
+    from rlmcost.frameworks.model_path import DTYPE_SUFFIX
+    from rlmcost.specs.hf_quant import quant_of
+    from rlmcost.specs.registry import get_model
+
     config = Path(ckpt).expanduser() / "config.json"
     if config.is_file():
         try:
-            qc = json.loads(config.read_text()).get("quantization_config") or {}
+            cfg = json.loads(config.read_text())
         except (OSError, ValueError):
-            qc = {}
-        method = qc.get("quant_method") if isinstance(qc, dict) else None
-        return (str(method).lower() if method else None), "its config.json quantization_config"
-    return split_quantized(Path(ckpt.rstrip("/")).name)[1], "its folder name"
+            cfg = {}
+        return (quant_of(cfg) if isinstance(cfg, dict) else None,
+                "its config.json quantization_config")  # fmt: skip
+    name = Path(ckpt.rstrip("/")).name
+    quant = split_quantized(name)[1]
+    if quant is not None or DTYPE_SUFFIX.search(name) or not name:
+        return quant, "its folder name"
+    try:
+        spec = get_model(name)
+    except SpecError:
+        return None, "its folder name"
+    return spec.checkpoint_quant, (f"its folder name, {spec.name}'s published checkpoint "
+                                   "(models.json checkpoint_quant)")  # fmt: skip
 
 
 def rollout_quant(q: ImportedQuery, ckpt: str | None) -> None:

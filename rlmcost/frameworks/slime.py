@@ -157,11 +157,13 @@ def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> ModelS
 
 def _builtin(name: str) -> ModelSpec | None:
     """The built-in model of that name or Hugging Face id, or of that name without a
-    quantized checkpoint's suffix (``Qwen3-4B-FP8``: :mod:`~rlmcost.frameworks.ckpt_quant`),
-    else None."""
+    quantized checkpoint's suffix (``Qwen3-4B-FP8``: :mod:`~rlmcost.frameworks.ckpt_quant`)
+    or a precision word (``DeepSeek-R1-bf16``, a dequantized copy: ``DTYPE_SUFFIX``), else
+    None."""
+    from rlmcost.frameworks.model_path import DTYPE_SUFFIX
     from rlmcost.specs.registry import get_model
 
-    for n in dict.fromkeys((name, split_quantized(name)[0])):
+    for n in dict.fromkeys((name, split_quantized(name)[0], DTYPE_SUFFIX.sub("", name))):
         try:
             return get_model(n) if n else None
         except SpecError:

@@ -37,6 +37,7 @@ from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_conf
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
+from rlmcost.specs.hf_quant import quant_of
 from rlmcost.specs.hf_qwen3 import HYBRID, QWEN3_TYPES, qwen3_family
 from rlmcost.specs.hf_vision import (
     VL_DECODER,
@@ -248,6 +249,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             f"{path}: model_type {mt!r} is not supported; supported: {', '.join(SUPPORTED)}"
         )
     notes: list[str] = []
+    quant = quant_of(cfg)  # its quantization_config, before text_config replaces cfg
     declared, mt = mt, READ_AS.get(mt, mt)  # (specs.hf_families)
     if mt == "gemma3":
         text = cfg.get("text_config")
@@ -350,7 +352,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     mt = declared if declared in READ_AS or declared in QWEN3_TYPES else vl or mt
     mtp = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 0
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes,
-                  mtp_layers=mtp)  # fmt: skip
+                  mtp_layers=mtp, checkpoint_quant=quant)  # fmt: skip
     return build(ModelSpec, fields, f"{path}")
 
 

@@ -86,6 +86,18 @@ class ModelSpec(Checked):
         "(config num_nextn_predict_layers / mtp_num_hidden_layers); not counted in the "
         "parameters (transformers builds none); an 'mtp' speculative draft needs one",
     )
+    checkpoint_quant: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9]+$",
+        description="how the published checkpoint of hf_ids stores its weights where it is "
+        "quantized, lower case: 'fp8' (block-wise FP8, DeepSeek-V3's quantization_config), "
+        "'int4' (INT4 routed experts, compressed-tensors), 'mxfp4' (gpt-oss's experts); None = "
+        "unquantized (its torch_dtype). An hf_id ending in a precision word (-bf16) is a "
+        "dequantized copy. Costs use --dtype and --rollout-dtype whatever it says; a framework "
+        "importer reads it where the framework serves the checkpoint as stored "
+        "(rlmcost.frameworks.ckpt_quant); a config.json sets it from quantization_config "
+        "(rlmcost.specs.hf_quant)",
+    )
     sliding_window: int | None = Field(
         default=None,
         gt=0,
@@ -343,7 +355,8 @@ class ModelSpec(Checked):
 
         fields = self.model_dump(
             exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes",
-                     "mtp_layers", "hidden_dropout", "attention_dropout",  # placement.model_dropout
+                     "mtp_layers", "checkpoint_quant",  # the importers' (frameworks.ckpt_quant)
+                     "hidden_dropout", "attention_dropout",  # placement.model_dropout
                      *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
         )  # fmt: skip
         return Arch(**fields)
