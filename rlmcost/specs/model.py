@@ -370,7 +370,8 @@ class ModelSpec(Checked):
         return (
             f"{self.name}: multi-head latent attention; decode FLOPs counted absorbed (W_UK "
             "into the query, W_UV into the output, as vLLM/SGLang/FlashMLA decode), prefill and "
-            f"training expanded; KV cache = latent {self.kv_lora_rank} + RoPE key "
+            f"training {'absorbed (DSA)' if dsa else 'expanded'}; KV cache = latent "
+            f"{self.kv_lora_rank} + RoPE key "
             f"{self.qk_rope_head_dim} elements per token and layer, whole on every TP rank{dsa}"
         )
 
