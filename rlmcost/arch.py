@@ -99,6 +99,15 @@ class Arch:
     # Layers of one kind each (Nemotron-H): a layer here is a token mixer with its norm plus an
     # FFN with its norm; ffn_free_layers of them hold the mixer and its norm alone.
     ffn_free_layers: Size = 0  # layers without an FFN (and without the FFN's norm)
+    # DeepSeek Sparse Attention (DSA: DeepSeek-V3.2, GLM-5; arXiv:2512.02556 §2.1; transformers
+    # ``DeepseekV32Indexer``) on MLA: a lightning indexer of index_heads heads of index_head_dim
+    # scores every earlier position for each query, and the MLA attends to the index_topk best
+    # (min(position, k) keys); off when index_topk is None. index_layers of the layers run
+    # their own indexer; the others reuse the previous one's top-k (GLM-5.2's IndexShare).
+    index_topk: Size | None = None  # k, keys each query's sparse attention takes
+    index_heads: Size = 0  # H_I, the indexer's query heads (one shared key head)
+    index_head_dim: Size = 0  # d_I, the indexer's head width
+    index_layers: Size = 0  # layers with an indexer of their own
 
     def __hash__(self) -> int:
         """The hash of the fields (as the dataclass's own), kept on the instance after the
@@ -130,6 +139,35 @@ class Arch:
     def is_mla(self) -> bool:
         """Multi-head latent attention (DeepSeek-V2/V3) rather than MHA/GQA/MQA."""
         return self.kv_lora_rank is not None
+
+    @property
+    def is_dsa(self) -> bool:
+        """DeepSeek Sparse Attention: a lightning indexer picks index_topk keys per query."""
+        return self.index_topk is not None
+
+    @property
+    def n_index_layers(self) -> Size:
+        """Layers that run their own lightning indexer: index_layers, at most the layers a
+        slice of the model holds (a head-only copy holds none)."""
+        n = self.index_layers
+        if isinstance(n, int) and n == 0:
+            return 0
+        if isinstance(n, int) and isinstance(self.n_layers, int):
+            return min(n, self.n_layers)
+        import sympy as sp  # a symbolic arch: the symbolic core has loaded sympy already
+
+        return sp.Min(n, self.n_layers)
+
+    def index_layers_of(self, layers: Size) -> Size:
+        """Indexer layers among ``layers`` consecutive layers (a pipeline stage), in
+        proportion as :meth:`linear_layers_of` counts linear ones (exact when every layer
+        runs its indexer, DeepSeek-V3.2, GLM-5)."""
+        n = self.index_layers
+        if isinstance(n, int) and n == 0:
+            return 0
+        if isinstance(n, int) and isinstance(layers, int) and isinstance(self.n_layers, int):
+            return n * layers // self.n_layers
+        return n * layers / self.n_layers
 
     @property
     def has_window(self) -> bool:
@@ -246,8 +284,18 @@ class Arch:
         latent d_c plus the shared RoPE key d_rope, which engines (vLLM, SGLang, FlashMLA) and
         transformers' DynamicCache store, not the per-head keys and values."""
         if self.kv_lora_rank is not None:  # is_mla
-            return self.kv_lora_rank + self.qk_rope_head_dim
+            return self.kv_lora_rank + self.qk_rope_head_dim + self.index_cache_width
         return 2 * self.kv_width
+
+    @property
+    def index_cache_width(self) -> Size:
+        """Elements a DSA layer caches per token for its lightning indexer: the one key head
+        of d_I (transformers ``DynamicIndexedLayer``; vLLM's and SGLang's indexer caches keep it
+        in fp8 with an fp32 scale per 128, 132 bytes at d_I = 128: counted here in the KV
+        cache's dtype, an upper bound); 0 without DSA. Counted on every layer, also on the
+        layers that reuse another's top-k (GLM-5.2's IndexShare), which keep none in
+        transformers' cache: an upper bound there."""
+        return 0 if self.index_topk is None else self.index_head_dim
 
     def with_(self, **changes: Any) -> Arch:
         """A copy with some fields changed."""

@@ -154,8 +154,12 @@ def attention_flops_per_pair(arch: Arch) -> sp.Expr:
     """Forward FLOPs of one query meeting one key in one layer, all heads (expanded form).
 
     q.k over d_h and the weighted sum of d_h-wide values, 2 d_h each per head: 4 h d_h. MLA:
-    keys of d_nope + d_rope and values of d_v per head, 2 h (d_nope + d_rope + d_v).
+    keys of d_nope + d_rope and values of d_v per head, 2 h (d_nope + d_rope + d_v). DSA
+    (``Arch.index_topk``): the absorbed form its sparse kernels run in every pass,
+    :func:`attention_flops_per_key_absorbed` (:mod:`rlmcost.blocks.sparse`).
     """
+    if arch.is_dsa:
+        return attention_flops_per_key_absorbed(arch)
     if arch.is_mla:
         return sp.sympify(2 * arch.n_heads * (arch.head_dim + arch.v_head_dim))
     return sp.sympify(4 * arch.q_width)

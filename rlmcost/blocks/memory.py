@@ -104,6 +104,11 @@ def activation_bytes_per_token_layer(
     the rotation's backward needs only cos/sin); expanded q and k, 2 h (d_nope + d_rope); v and
     the attention output, 2 h d_v. This is the expanded form that training runs (Megatron-Core
     ``MLASelfAttention``, transformers); latent tensors are counted whole on every TP rank.
+    DeepSeek Sparse Attention: the indexer runs without gradient and saves nothing; the sparse
+    attention's backward reads the k selected indices of each query, int32 (k x 4 bytes per
+    token in each layer running an indexer; the layers that reuse them share the tensor: slime
+    glm5.py's top-k holder); the MLA tensors as above (the absorbed kernels' saved q and
+    latent output differ by a few per cent of them).
     """
     x = dtype.bytes
     if arch.is_mla:
@@ -132,6 +137,8 @@ def activation_bytes_per_token_layer(
         total += arch.n_moe_layers * (attn + norms + ffn(True))
     # FFN-free layers (Nemotron-H's mixer-only blocks) keep no FFN input, FFN norm input or FFN
     total -= arch.n_ffn_free_layers * (2 * x * arch.d_model + ffn(arch.is_moe))
+    if arch.index_topk is not None:  # DSA: each indexer's top-k indices, int32 (blocks.sparse)
+        total += 4 * arch.n_index_layers * arch.index_topk
     return sp.expand(total / arch.n_layers)
 
 

@@ -14,6 +14,7 @@ from rlmcost.blocks.attention import (
     _mla_matmul_weights_per_token,
     linear_attention_weights_per_token,
 )
+from rlmcost.blocks.sparse import params_indexer
 from rlmcost.choices import Head
 
 
@@ -154,7 +155,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
 
     Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, Qwen3,
-    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3, DeepSeek-V2/V3; equal
+    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3, DeepSeek-V2/V3/V3.2,
+    GLM-5 with its lightning indexers (:func:`~rlmcost.blocks.sparse.params_indexer`); equal
     for every built-in model, tests/test_registry_configs.py, tests/test_mla.py); tied weights
     are counted once. DeepSeek-V3: 671,026,404,352 for ``DeepseekV3ForCausalLM`` (61 layers;
     the checkpoint's multi-token prediction layer 61 is not part of the class, and the
@@ -173,6 +175,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     body += arch.n_linear_layers * params_linear_mixer_delta(arch)
     # layers of one kind each (Nemotron-H): some hold a mixer and no FFN
     body += arch.n_ffn_free_layers * params_ffn_free_delta(arch)
+    if arch.is_dsa:  # DeepSeek Sparse Attention: a lightning indexer (blocks.sparse)
+        body += arch.n_index_layers * params_indexer(arch)
     return sp.factor_terms(
         sp.expand(
             body

@@ -39,6 +39,7 @@ import sympy as sp
 
 from rlmcost.arch import Arch
 from rlmcost.blocks.attention import Expr
+from rlmcost.blocks.sparse import sparse_keys, sparse_keys_sum, sparse_pairs
 from rlmcost.choices import AttnCounting
 from rlmcost.logs import clog2, sum_clog2
 
@@ -65,6 +66,8 @@ def attended_keys(arch: Arch, context: Expr) -> sp.Expr:
     >>> attended_keys(CANONICAL, c), attended_keys(CANONICAL.with_(sliding_window=8), 100)
     (L*c, 8*L)
     """
+    if arch.is_dsa:  # DeepSeek Sparse Attention: the indexer's top k (blocks.sparse)
+        return sparse_keys(arch, context)
     if not arch.has_window:
         return sp.sympify(arch.n_softmax_layers * context)
     window = sp.Min(context, _window(arch))
@@ -77,6 +80,8 @@ def attended_keys_sum(arch: Arch, prompt: Expr, response: Expr) -> sp.Expr:
     Full layers: T S + T (T + 1) / 2 each; sliding layers: sum_{c=S+1}^{S+T} min(c, W)
     = P(S + T) - P(S) with P(n) = sum_{i=1}^{n} min(i, W) (:func:`_prefix_min_sum`).
     """
+    if arch.is_dsa:  # DeepSeek Sparse Attention: min(c, k) keys per step (blocks.sparse)
+        return sparse_keys_sum(arch, prompt, response)
     full = response * prompt + sp.sympify(response) * (response + 1) / 2  # sum (S + t)
     if not arch.has_window:
         return sp.sympify(arch.n_softmax_layers * full)
@@ -97,7 +102,11 @@ def attended_pairs(arch: Arch, seq: Expr, counting: AttnCounting) -> sp.Expr:
     ``full``: seq^2 in every layer, the masked pairs too (FlopCounterMode counts the whole
     score matrix; a window's mask is a mask like the causal one). ``causal``: the unmasked
     pairs, seq (seq + 1) / 2 in a full layer and sum_{i=1}^{seq} min(i, W) in a sliding one.
+    DeepSeek Sparse Attention: seq min(seq, k) or sum_{i=1}^{seq} min(i, k) per layer
+    (:func:`~rlmcost.blocks.sparse.sparse_pairs`).
     """
+    if arch.is_dsa:
+        return sparse_pairs(arch, seq, counting)
     if not arch.has_window or counting is AttnCounting.FULL:
         return sp.sympify(arch.n_softmax_layers * _pairs(seq, counting))
     sliding = _prefix_min_sum(seq, _window(arch))

@@ -19,6 +19,11 @@ from rlmcost.blocks.attention import (
     linear_attention_weights_per_token,
     linear_decode_saving_per_token,
 )
+from rlmcost.blocks.sparse import (
+    indexer_work_forward,
+    indexer_work_per_token,
+    indexer_work_rollout_decode,
+)
 from rlmcost.blocks.window import attended_keys, attended_keys_sum, attended_pairs
 from rlmcost.choices import AttnCounting, Head, MlaDecode
 
@@ -87,11 +92,15 @@ def work_forward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> s
     >>> from rlmcost.symbols import m
     >>> work_forward_per_token(CANONICAL, m)
     8*L*d**2 + 4*L*d*d_ff + 4*L*d*m + 2*V*d
+
+    DeepSeek Sparse Attention adds the lightning indexers' projections and their scores of
+    ``context`` keys (:func:`~rlmcost.blocks.sparse.indexer_work_per_token`).
     """
     return sp.expand(
         work_linear_per_token(arch)
         + work_attention_per_token(arch, context)
         + work_head_per_token(arch, head)
+        + indexer_work_per_token(arch, context)
     )
 
 
@@ -100,8 +109,10 @@ def work_backward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> 
 
     dX = dY W^T and dW = X^T dY; the attention products likewise (dQ, dK and dP, dV). This is
     exact for FlopCounterMode when every input requires grad (the embedding is trainable).
+    A DSA lightning indexer has no backward (no gradient reaches it: :mod:`rlmcost.blocks.sparse`).
     """
-    return sp.expand(2 * work_forward_per_token(arch, context, head))
+    fwd = work_forward_per_token(arch, context, head) - indexer_work_per_token(arch, context)
+    return sp.expand(2 * fwd)
 
 
 def work_forward(
@@ -121,7 +132,8 @@ def work_forward(
     """
     per_token = work_linear_per_token(arch) + work_head_per_token(arch, head)
     attn = attention_flops_per_pair(arch) * attended_pairs(arch, seq, counting)
-    return sp.expand(seqs * (seq * per_token + attn))
+    indexer = indexer_work_forward(arch, seqs, seq, counting)  # DSA (blocks.sparse)
+    return sp.expand(seqs * (seq * per_token + attn) + indexer)
 
 
 def work_backward(
@@ -131,8 +143,10 @@ def work_backward(
     counting: AttnCounting = AttnCounting.FULL,
     head: Head = Head.LM,
 ) -> sp.Expr:
-    """Backward FLOPs of a teacher-forced pass: 2 x :func:`work_forward`."""
-    return sp.expand(2 * work_forward(arch, seqs, seq, counting, head))
+    """Backward FLOPs of a teacher-forced pass: 2 x :func:`work_forward` (less a DSA
+    indexer's forward, which has no backward: :mod:`rlmcost.blocks.sparse`)."""
+    fwd = work_forward(arch, seqs, seq, counting, head)
+    return sp.expand(2 * (fwd - indexer_work_forward(arch, seqs, seq, counting)))
 
 
 def work_train(
@@ -142,8 +156,10 @@ def work_train(
     counting: AttnCounting = AttnCounting.FULL,
     head: Head = Head.LM,
 ) -> sp.Expr:
-    """One training step (forward + backward) over ``seqs`` x ``seq`` tokens: 3 x forward."""
-    return sp.expand(3 * work_forward(arch, seqs, seq, counting, head))
+    """One training step (forward + backward) over ``seqs`` x ``seq`` tokens: 3 x forward
+    (a DSA indexer's forward once)."""
+    fwd = work_forward(arch, seqs, seq, counting, head)
+    return sp.expand(3 * fwd - 2 * indexer_work_forward(arch, seqs, seq, counting))
 
 
 def work_prefill(
@@ -156,8 +172,9 @@ def work_prefill(
     prefill is the expanded form (engines prefill that way too).
     """
     attn = attention_flops_per_pair(arch) * attended_pairs(arch, prompt, counting)
+    indexer = indexer_work_forward(arch, seqs, prompt, counting)  # DSA (blocks.sparse)
     return sp.expand(
-        seqs * (prompt * work_linear_per_token(arch) + attn + work_head_per_token(arch))
+        seqs * (prompt * work_linear_per_token(arch) + attn + work_head_per_token(arch)) + indexer
     )
 
 
@@ -186,7 +203,16 @@ def _mla_decode_per_seq(arch: Arch, context: Expr, mla: MlaDecode) -> sp.Expr:
     """FLOPs of one MLA decode step of one sequence at ``context`` (see work_decode_step).
 
     The cached latents kv_b_proj re-expands are the attended keys but the new one, per layer.
+    DSA: the indexers score all ``context`` keys; ``absorbed`` attends the top min(c, k),
+    ``reference`` (transformers' eager path) every key, masked (:func:`_dense`).
     """
+    if arch.is_dsa:
+        indexer = indexer_work_per_token(arch, context)
+        if MlaDecode(mla) is MlaDecode.REFERENCE:
+            return _mla_decode_per_seq(_dense(arch), context, mla) + indexer
+        keys = attended_keys(arch, context)
+        attn = attention_flops_per_key_absorbed(arch) * keys
+        return work_linear_per_token(arch) + work_head_per_token(arch) + attn + indexer
     keys = attended_keys(arch, context)
     if MlaDecode(mla) is MlaDecode.REFERENCE:
         expand = 2 * _mla_kv_b_weights(arch) * (keys - arch.n_layers)
@@ -210,8 +236,16 @@ def work_rollout(
     (:func:`work_decode_step`) replaces 4 h d_h; ``reference`` adds kv_b_proj over the cached
     latents, K(S, T) - L T (L (T S + T (T - 1) / 2) without a window).
     """
+    if arch.is_dsa and MlaDecode(mla) is MlaDecode.REFERENCE:  # transformers' dense path
+        dense = work_rollout(_dense(arch), prompt, response, counting, mla)
+        return sp.expand(dense + indexer_work_forward(arch, 1, prompt, counting)
+                         + indexer_work_rollout_decode(arch, prompt, response))  # fmt: skip
     per_token = work_linear_per_token(arch) + work_head_per_token(arch)
     keys = attended_keys_sum(arch, prompt, response)
+    if arch.is_dsa:  # the indexers' decode steps (the prefill's are in work_prefill)
+        decode_sum = response * per_token + attention_flops_per_key_absorbed(arch) * keys
+        decode_sum += indexer_work_rollout_decode(arch, prompt, response)
+        return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
     if arch.is_mla:
         decode_sum = response * per_token + _mla_decode_keys_sum(arch, keys, response, mla)
         return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
@@ -226,3 +260,9 @@ def _mla_decode_keys_sum(arch: Arch, keys: Expr, response: Expr, mla: MlaDecode)
         cached = keys - arch.n_layers * response  # each step's keys but its own, per layer
         return attention_flops_per_pair(arch) * keys + 2 * _mla_kv_b_weights(arch) * cached
     return attention_flops_per_key_absorbed(arch) * keys
+
+
+def _dense(arch: Arch) -> Arch:
+    """``arch`` without DeepSeek Sparse Attention: MLA over every key, as transformers' eager
+    path attends (the unselected keys masked), for ``MlaDecode.REFERENCE``."""
+    return arch.with_(index_topk=None, index_heads=0, index_head_dim=0, index_layers=0)

@@ -138,6 +138,9 @@ def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
     layers' read per context token over a rollout from ``prompt`` to ``context`` tokens
     (``lengths()``; :func:`~rlmcost.perf.engine_step.window_read`)."""
     out: dict[str, Any] = {}
+    if arch.index_topk is not None:  # DSA: every deployment's sparse decode reads the top k
+        prompt, context = lengths()  # (perf.decode_kernels.dsa_decode_per_token)
+        out["window_read"] = window_read(int(arch.index_topk), prompt, max(context - prompt, 1))
     if ideal:
         return out
     if arch.linear_layers:

@@ -13,9 +13,13 @@ if TYPE_CHECKING:
     from rlmcost.perf.step_pass import StagePass
 
 
-def pair_flops(arch: Arch, heads: int) -> int:
+def pair_flops(arch: Arch, heads: int, dense: bool = False) -> int:
     """Forward FLOPs of one query meeting one key: 4 h d_h; MLA (keys d_h = d_nope + d_rope,
-    values d_v) 2 h (d_h + d_v) (``rlmcost.blocks.attention_flops_per_pair``)."""
+    values d_v) 2 h (d_h + d_v) (``rlmcost.blocks.attention_flops_per_pair``); DeepSeek Sparse
+    Attention the absorbed form of its sparse kernels, 2 h (2 d_c + d_rope) (rlmcost.blocks.
+    sparse), unless ``dense`` (transformers' eager path: expanded, every key, masked)."""
+    if arch.index_topk is not None and not dense:
+        return 2 * heads * (2 * int(arch.kv_lora_rank or 0) + int(arch.qk_rope_head_dim))
     if arch.is_mla:
         return 2 * heads * (int(arch.head_dim) + int(arch.v_head_dim))
     return 4 * heads * int(arch.head_dim)
@@ -38,6 +42,10 @@ def causal_pairs(arch: Arch, seq: int) -> int:
     True
     """
     full = seq * (seq + 1) // 2
+    if arch.index_topk is not None:  # DSA: min(i, k) keys per query (rlmcost.blocks.sparse)
+        k = int(arch.index_topk)
+        a = min(seq, k)
+        return a * (a + 1) // 2 + (seq - a) * k
     if arch.sliding_window is None:
         return full
     w, n = int(arch.sliding_window), int(arch.n_layers)
@@ -88,3 +96,32 @@ def mla_up_weights(arch: Arch) -> int:
     h, qk = int(arch.n_heads), int(arch.head_dim)
     kv = int(arch.kv_lora_rank or 0) * h * (qk - int(arch.qk_rope_head_dim) + int(arch.v_head_dim))
     return kv + (int(arch.q_lora_rank) * h * qk if arch.q_lora_rank is not None else 0)
+
+
+def indexer_flops(arch: Arch, tokens: int, pairs: int) -> int:
+    """Forward FLOPs of the DSA lightning indexers over ``tokens`` queries meeting ``pairs``
+    keys in all, summed over the layers that run one: the projections wq_b, wk, weights_proj
+    (2 weights a token) and 2 H_I (d_I + 1) a pair (rlmcost.blocks.sparse; the indexer is
+    replicated on every TP rank and runs forward only); 0 without DSA."""
+    if arch.index_topk is None:
+        return 0
+    d, heads, dim = int(arch.d_model), int(arch.index_heads), int(arch.index_head_dim)
+    weights = int(arch.q_lora_rank or 0) * heads * dim + d * (dim + heads)
+    per_layer = 2 * weights * tokens + 2 * heads * (dim + 1) * pairs
+    return int(arch.n_index_layers) * per_layer
+
+
+def prefill_flops(arch: Arch, heads: int, tokens: int, prompt: int) -> tuple[int, int]:
+    """(one layer's attention FLOPs, all indexers' FLOPs) of an engine's prefill chunk of
+    ``tokens`` tokens of prompts of ``prompt``: causal pairs at 4 h d_h (a chunk of a longer
+    prompt attends its prefix, (prompt + 1) / 2 keys a query on average); DSA at its absorbed
+    pairs over min(i, k) keys, plus the indexers over every causal pair (FlashMLA sparse
+    prefill, DeepGEMM ``fp8_mqa_logits``; rlmcost.blocks.sparse)."""
+    prompts = -(-tokens // prompt)
+    whole = tokens >= prompt
+    pairs = prompts * prompt * (prompt + 1) // 2 if whole else tokens * (prompt + 1) // 2
+    if arch.index_topk is None:
+        return 4 * heads * int(arch.head_dim) * pairs, 0
+    k = int(arch.index_topk)
+    sparse = prompts * causal_pairs(arch, prompt) if whole else tokens * min((prompt + 1) // 2, k)
+    return pair_flops(arch, heads) * sparse, indexer_flops(arch, tokens, pairs)

@@ -56,6 +56,7 @@ at the cached latent's 1-2 bytes per element).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Dtype
@@ -180,6 +181,22 @@ def mla_decode_attention_per_token(arch: Arch, tp: int, kv_bytes: int) -> tuple[
     dc, rope = int(arch.kv_lora_rank or 0), int(arch.qk_rope_head_dim)
     heads = int(arch.n_heads) // tp
     return 2 * (2 * dc + rope) * heads, (dc + rope) * kv_bytes
+
+
+def dsa_decode_per_token(arch: Arch, flops: float, nbytes: float, options: Any) -> tuple[
+        float, float]:  # fmt: skip
+    """(FLOPs, bytes) a DSA decode step spends per context token, from MLA's over every key
+    (``flops``, ``nbytes``, all layers): the sparse attention reads the indexer's top k of a
+    sequence's c keys (``options.window_read``: sum min(c, k) / sum c over the rollout,
+    rlmcost.perf.engine_step.window_read, as FlashMLA's sparse decode reads only the indexed
+    latents); the indexers score every key, 2 H_I (d_I + 1) FLOPs each, reading its fp8 key and
+    fp32 scale per 128 (d_I + d_I / 32 bytes: vLLM's and SGLang's indexer caches, DeepGEMM
+    ``fp8_paged_mqa_logits``), in each layer that runs one, replicated on every TP rank and split
+    over DP-attention ranks as the latents are."""
+    keep, dp = options.window_read, options.attention_dp
+    heads, dim, n = int(arch.index_heads), int(arch.index_head_dim), int(arch.n_index_layers)
+    return (flops * keep + n * 2 * heads * (dim + 1) / dp,
+            nbytes * keep + n * (dim + dim // 32) / dp)  # fmt: skip
 
 
 def mla_extra_kernels_s(dev: Device, arch: Arch, tp: int, m: int, activation_bytes: int) -> float:

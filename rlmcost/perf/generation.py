@@ -97,6 +97,7 @@ from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Collective
 from rlmcost.perf import decode_kernels as dk
+from rlmcost.perf.attention_shapes import prefill_flops
 from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.dp_attention import attention_rows, engine_shard
 from rlmcost.perf.efficiency import Device
@@ -265,6 +266,8 @@ class Engine:
             tp = self.tp // self.options.attention_dp
             f, b = dk.mla_decode_attention_per_token(self.arch, tp, self.kv_bytes)
             flops, nbytes = f * layers, b * layers
+            if self.arch.index_topk is not None:  # DSA: the top k (window_read), the indexers
+                flops, nbytes = dk.dsa_decode_per_token(self.arch, flops, nbytes, self.options)
         else:
             flops = 4 * int(sh.q_width) * layers
             nbytes = 2 * int(sh.kv_width) * self.kv_bytes * layers
@@ -370,14 +373,9 @@ class Engine:
         sh, dev = self.shard, self.device
         layers = int(self.arch.n_softmax_layers) / self.options.attention_dp  # perf.dp_attention
         prompts = -(-tokens // prompt)
-        pairs = (
-            prompts * prompt * (prompt + 1) // 2
-            if tokens >= prompt
-            else tokens * (prompt + 1) // 2  # a chunk of a longer prompt attends its prefix
-        )
-        attention = layers * dev.flash_attention_s(
-            4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
-        )
+        flops, indexer = prefill_flops(self.arch, int(sh.n_heads), tokens, prompt)
+        attention = layers * dev.flash_attention_s(flops, backward=False)
+        attention += dev.flash_attention_s(indexer, backward=False)  # DSA's indexers
         kv_write = layers * dev.memory_s(tokens * int(sh.kv_cache_width) * self.kv_bytes)
         gpu = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)

@@ -73,7 +73,13 @@ from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
-from rlmcost.perf.attention_shapes import causal_pairs, mla_projections, module_gemm, pair_flops
+from rlmcost.perf.attention_shapes import (
+    causal_pairs,
+    indexer_flops,
+    mla_projections,
+    module_gemm,
+    pair_flops,
+)
 from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
@@ -217,7 +223,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         bw = dev.flash_attention_s(attn_fwd_flops, True, opt.attention_dropout, fa2)
         out.flops += 3 * attn_fwd_flops
     else:
-        f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
+        f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores (DSA: dense, masked)
         dv = int(arch.v_head_dim) if arch.is_mla else dh
         f2, b2 = gemm_fwd_bwd_s(dev, s_loc, dv, s, b * heads)  # probabilities x values
         scores = b * heads * s_loc * s
@@ -227,7 +233,12 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             if opt.attention_dropout else 0.0  # fmt: skip
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
-        out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
+        out.flops += 3 * pair_flops(arch, heads, dense=True) * b * s_loc * s
+    if arch.index_topk is not None:  # DSA's lightning indexers: forward only, S^2 / 2 scores
+        pairs = b * s * (s + 1) // 2 // lay.cp if opt.attention.fused else b * s_loc * s
+        idx = indexer_flops(arch, T, pairs) // int(arch.n_layers)  # one layer's mean
+        f += dev.flash_attention_s(idx, False, False, False)
+        out.flops += idx
     out.fwd["attention"], out.bwd["attention"] = attn_f, attn_b = f, bw
 
     # memory-bound kernels (bytes per token, forward)

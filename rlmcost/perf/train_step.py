@@ -44,7 +44,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
-from rlmcost.perf.attention_shapes import mla_up_weights, pair_flops
+from rlmcost.perf.attention_shapes import indexer_flops, mla_up_weights, pair_flops
 from rlmcost.perf.ckpt_early_stop import (
     early_stop_note,
     skipped_flops_per_token,
@@ -171,13 +171,16 @@ def _attn_weights(arch: Arch) -> int:
 
 def model_flops_train(arch: Arch, sequences: int, seq_len: int) -> int:
     """Forward + backward matrix-product FLOPs of ``sequences`` x ``seq_len`` tokens, attention
-    over the full S x S (= ``blocks.work_train`` with full counting and the LM head)."""
+    over the full S x S (= ``blocks.work_train`` with full counting and the LM head; DSA: each
+    query's min(S, k) keys and the indexers' S x S scores, forward only)."""
     dense, moe = int(arch.n_dense_layers), int(arch.n_moe_layers) if arch.is_moe else 0
     per_token = 2 * (int(arch.n_layers) * _attn_weights(arch) + dense * _ffn_weights(arch, False))
     per_token += 2 * moe * _ffn_weights(arch, True) if moe else 0
     per_token += 2 * int(arch.d_model) * int(arch.vocab)
-    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * seq_len * seq_len
-    return 3 * sequences * (seq_len * per_token + attention)
+    keys = seq_len if arch.index_topk is None else min(seq_len, int(arch.index_topk))
+    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * seq_len * keys
+    indexer = indexer_flops(arch, seq_len, seq_len * seq_len)  # DSA: no backward
+    return 3 * sequences * (seq_len * per_token + attention) + sequences * indexer
 
 
 def train_step_time(
@@ -295,7 +298,8 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     if ckpt is Checkpointing.NONE:
         return 0
     arch = c.arch
-    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq**2 * sequences
+    keys = c.seq if arch.index_topk is None else min(c.seq, int(arch.index_topk))  # DSA: top k
+    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq * keys * sequences
     if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return attention
     if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.MODULES:
@@ -314,4 +318,6 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
             if skips_down_projection(arch, c.options) else 0)  # torch's early stop
     if c.options.module_ckpt and per_module(arch):  # NeMo RL's modules apart (perf.module_ckpt)
         skip = module_skipped_flops_per_token(arch, c.options) * sequences * c.seq
-    return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head) - skip
+    indexer = sequences * indexer_flops(arch, c.seq, c.seq * c.seq)  # DSA: forward only
+    forward = (model_flops_train(arch, sequences, c.seq) - indexer) // 3 + indexer
+    return forward - (0 if rerun_head else head) - skip

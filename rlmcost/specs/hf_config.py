@@ -3,7 +3,8 @@
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
 its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
-minimax_m2, glm4_moe_lite, olmo2 and olmo3 (:mod:`rlmcost.specs.hf_families`); kimi_k2
+minimax_m2, glm4_moe_lite, olmo2 and olmo3 (:mod:`rlmcost.specs.hf_families`), deepseek_v32
+and glm_moe_dsa (DeepSeek Sparse Attention, :mod:`rlmcost.specs.hf_dsa`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
@@ -33,6 +34,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
+from rlmcost.specs.hf_dsa import DSA_NOTE, DSA_TYPES, dsa_config, dsa_fields
 from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_config
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
@@ -51,7 +53,7 @@ from rlmcost.specs.hf_window import window_fields, window_note
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
 
-SUPPORTED = (
+SUPPORTED: tuple[str, ...] = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
@@ -59,12 +61,8 @@ SUPPORTED = (
     "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v", "nemotron_h",
     "olmo2", "olmo3", "glm4v_moe", "kimi_k25",
 )  # fmt: skip
-UNSUPPORTED: dict[str, str] = {
-    "deepseek_v32": "its DeepSeek Sparse Attention (a lightning indexer picking the top-k keys "
-    "of each query: transformers DeepseekV32Attention) has no cost model in rlmcost",
-    "glm_moe_dsa": "its DeepSeek Sparse Attention (GLM-5: a lightning indexer picking the top-k "
-    "keys of each query, transformers GlmMoeDsaAttention) has no cost model in rlmcost",
-}
+SUPPORTED += DSA_TYPES  # DeepSeek Sparse Attention: DeepSeek-V3.2, GLM-5 (specs.hf_dsa)
+UNSUPPORTED: dict[str, str] = {}
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
 #: keys out of ``text_config`` (tests check them against transformers).
@@ -278,14 +276,19 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
         notes.append(vision_note(shape))
         mt = VL_DECODER[vl]
+    if mt in DSA_TYPES:  # transformers' defaults for the keys left out (specs.hf_dsa)
+        cfg = dsa_config(cfg, mt)
     check_plausible(cfg, path)
     if vl is not None:  # GLM-4.1V's and GLM-4.5V's text attention (specs.hf_vision)
         cfg = decoder_config(cfg, vl, path)
     if mt == "glm4_moe_lite":  # DeepSeek-V3's attention and MoE (specs.hf_families)
         cfg, lite_notes = glm4_moe_lite_config(cfg, path)
         notes += lite_notes
-    if mt in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
+    if mt in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", *DSA_TYPES):
         fields = _deepseek_fields(cfg, path)
+        if mt in DSA_TYPES:  # MLA plus a lightning indexer (specs.hf_dsa, blocks.sparse)
+            fields.update(dsa_fields(cfg, mt, int(fields["n_layers"]), path))
+            notes.append(DSA_NOTE)
     elif mt == "nemotron_h":  # Mamba-2 / attention / FFN blocks (specs.hf_nemotron_h)
         fields = nemotron_h_fields(cfg, path)
         notes.append(MAMBA_NOTE)

@@ -168,6 +168,13 @@ class ModelSpec(Checked):
         "(chunk_size); 0 without Mamba-2")
     ffn_free_layers: int = Field(default=0, ge=0, description="layers holding a token mixer "
         "and its norm but no FFN (Nemotron-H's mixer-only blocks); 0 = every layer has one")
+    index_topk: int | None = Field(default=None, gt=0, description="DeepSeek Sparse Attention "
+        "(DeepSeek-V3.2, GLM-5): keys the lightning indexer picks per query (config "
+        "index_topk); None = dense attention")
+    index_heads: int = Field(default=0, ge=0, description="the indexer's heads (index_n_heads)")
+    index_head_dim: int = Field(default=0, ge=0, description="the indexer's head width")
+    index_layers: int = Field(default=0, ge=0, description="layers running their own indexer "
+        "(the others reuse the previous top-k: GLM-5.2's indexer_types 'shared')")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ModelSpec":
@@ -198,6 +205,7 @@ class ModelSpec(Checked):
         if self.n_shared_experts and not self.d_shared_expert:
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
         self._check_mla()
+        self._check_dsa()
         self._check_window()
         self._check_linear()
         self._check_mamba()
@@ -268,6 +276,29 @@ class ModelSpec(Checked):
                 f"model {self.name}: full_attention_layers={self.full_attention_layers} leaves no "
                 f"sliding layer of n_layers={self.n_layers}; use 0..{self.n_layers - 1}, or drop "
                 "sliding_window for full attention everywhere"
+            )
+
+    def _check_dsa(self) -> None:
+        from rlmcost.errors import SpecError
+
+        sizes = (self.index_heads, self.index_head_dim, self.index_layers)
+        if self.index_topk is None:
+            if any(sizes):
+                raise SpecError(
+                    f"model {self.name}: DSA fields (index_heads, index_head_dim, index_layers) "
+                    "set without index_topk; give index_topk or drop them"
+                )
+            return
+        if not all(sizes) or self.index_layers > self.n_layers:
+            raise SpecError(
+                f"model {self.name}: DeepSeek Sparse Attention (index_topk set) needs "
+                f"index_heads, index_head_dim > 0 and index_layers in 1..{self.n_layers}"
+            )
+        if self.q_lora_rank is None or self.sliding_window is not None or self.linear_layers:
+            raise SpecError(
+                f"model {self.name}: DeepSeek Sparse Attention needs MLA with a query latent "
+                "(q_lora_rank, kv_lora_rank; the indexer reads the query latent) and no "
+                "sliding_window or linear_layers"
             )
 
     def _check_mla(self) -> None:
@@ -342,11 +373,18 @@ class ModelSpec(Checked):
         """For MLA, the decode and KV-cache conventions the numbers follow, else None."""
         if not self.is_mla:
             return None
+        dsa = "" if self.index_topk is None else (
+            f"; DeepSeek Sparse Attention: each query attends its indexer's top "
+            f"{self.index_topk} keys (absorbed, FlashMLA sparse) and the lightning indexer "
+            f"({self.index_heads} heads of {self.index_head_dim}) scores every earlier key, "
+            f"forward only; its key cache ({self.index_head_dim} per token and layer) counted "
+            "in the KV dtype")
         return (
             f"{self.name}: multi-head latent attention; decode FLOPs counted absorbed (W_UK "
             "into the query, W_UV into the output, as vLLM/SGLang/FlashMLA decode), prefill and "
-            f"training expanded; KV cache = latent {self.kv_lora_rank} + RoPE key "
-            f"{self.qk_rope_head_dim} elements per token and layer, whole on every TP rank"
+            f"training {'absorbed (DSA)' if dsa else 'expanded'}; KV cache = latent "
+            f"{self.kv_lora_rank} + RoPE key "
+            f"{self.qk_rope_head_dim} elements per token and layer, whole on every TP rank{dsa}"
         )
 
     def arch(self) -> "Arch":

@@ -247,6 +247,10 @@ INT_FIELDS = (
     'linear_conv_kernel',
     'linear_chunk',
     'ffn_free_layers',
+    'index_topk',
+    'index_heads',
+    'index_head_dim',
+    'index_layers',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -288,6 +292,7 @@ STRUCTURAL = {
     ),
     'qlora': ('q_lora_rank',),
     'swa': ('sliding_window', 'full_attention_layers'),
+    'dsa': ('index_topk', 'index_heads', 'index_head_dim', 'index_layers'),
 }
 """Structural flags and the fields that are 0 when the flag is 0 (``shared`` implies ``moe``)."""
 
@@ -327,11 +332,16 @@ class ArchNumbers(NamedTuple):
     linear_conv_kernel: Num
     linear_chunk: Num
     ffn_free_layers: Num
+    index_topk: Num
+    index_heads: Num
+    index_head_dim: Num
+    index_layers: Num
     moe: Num
     shared: Num
     mla: Num
     qlora: Num
     swa: Num
+    dsa: Num
     qkv_bias: Num
     out_bias: Num
     mlp_bias: Num

@@ -44,8 +44,10 @@ def activation_bytes_per_token_layer(a: ArchNumbers, act_bytes: Num = 2) -> Num:
                + 4*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 4*a.d_shared_expert*a.n_shared_experts*a.shared*minimum(a.ffn_free_layers,
                a.n_layers)) + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers
-               + a.head_dim*a.n_kv_heads*a.n_layers)) + a.moe*(-4*a.first_dense_layers*a.n_experts
-               + 4*a.n_experts*a.n_layers - 4*a.n_experts*minimum(a.ffn_free_layers, a.n_layers))
-               + 4*a.n_heads*a.n_layers + a.qk_norm*(-4*a.n_heads*a.n_layers*a.qk_norm_full
-               + 4*a.n_heads*a.n_layers - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full
-               + 4*a.n_kv_heads*a.n_layers + 8*a.n_layers*a.qk_norm_full), a.n_layers))
+               + a.head_dim*a.n_kv_heads*a.n_layers))
+               + 4*a.dsa*a.index_topk*a.mla*a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.moe*(-4*a.first_dense_layers*a.n_experts + 4*a.n_experts*a.n_layers
+               - 4*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)) + 4*a.n_heads*a.n_layers
+               + a.qk_norm*(-4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
+               - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers
+               + 8*a.n_layers*a.qk_norm_full), a.n_layers))

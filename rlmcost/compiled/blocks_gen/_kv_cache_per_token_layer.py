@@ -15,5 +15,5 @@ def kv_cache_per_token_layer(a: ArchNumbers, tp: Num = 1) -> Num:
 
     tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(tp*(a.mla*(a.kv_lora_rank + a.qk_rope_head_dim)) - 2*a.head_dim*a.mla*a.n_kv_heads
-               + 2*a.head_dim*a.n_kv_heads, tp))
+    return (div(tp*(a.mla*(a.dsa*a.index_head_dim*a.qlora + a.kv_lora_rank + a.qk_rope_head_dim))
+               - 2*a.head_dim*a.mla*a.n_kv_heads + 2*a.head_dim*a.n_kv_heads, tp))

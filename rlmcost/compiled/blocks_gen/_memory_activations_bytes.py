@@ -26,7 +26,8 @@ def memory_activations_bytes(a: ArchNumbers, tokens: Num, act_bytes: Num = 2) ->
                + a.mla*(-2*act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
                + 2*act_bytes*a.kv_lora_rank*a.n_layers
                + 2*act_bytes*a.n_heads*a.n_layers*a.v_head_dim
-               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora)
+               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
+               + 4*a.dsa*a.index_topk*a.qlora*minimum(a.index_layers, a.n_layers))
                + a.moe*(2*act_bytes*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*act_bytes*a.d_expert*a.ffn_kind_plain*a.n_layers*a.top_k
                + 2*act_bytes*a.d_expert*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,

@@ -16,11 +16,11 @@ def memory_inference_buffer(a: ArchNumbers, tokens: Num, tp: Num = 1) -> Num:
     tokens: token positions; tp: P_t tensor-parallel degree (1 = off).
     """
     return (div(tokens*(-a.d_ff*a.ffn_kind_plain + 2*a.d_ff + a.d_model*tp + 2*a.head_dim*a.n_heads
-               + 2*a.head_dim*a.n_kv_heads + a.mla*(-2*a.head_dim*a.n_heads
-               - 2*a.head_dim*a.n_kv_heads + a.kv_lora_rank*tp + a.q_lora_rank*a.qlora*tp
-               + a.qk_rope_head_dim*tp + tp*maximum(div(2*a.head_dim*a.n_heads
-               + 2*a.n_heads*a.v_head_dim, tp), div(a.head_dim*a.n_heads
-               + 2*a.kv_lora_rank*a.n_heads + a.n_heads*a.qk_rope_head_dim
+               + 2*a.head_dim*a.n_kv_heads + a.mla*(a.dsa*a.index_head_dim*a.qlora*tp
+               - 2*a.head_dim*a.n_heads - 2*a.head_dim*a.n_kv_heads + a.kv_lora_rank*tp
+               + a.q_lora_rank*a.qlora*tp + a.qk_rope_head_dim*tp
+               + tp*maximum(div(2*a.head_dim*a.n_heads + 2*a.n_heads*a.v_head_dim, tp),
+               div(a.head_dim*a.n_heads + 2*a.kv_lora_rank*a.n_heads + a.n_heads*a.qk_rope_head_dim
                + a.n_heads*a.v_head_dim, tp))) + a.moe*(-a.d_expert*a.ffn_kind_plain*a.top_k
                + 2*a.d_expert*a.top_k + a.d_ff*a.ffn_kind_plain - 2*a.d_ff
                - a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*a.shared

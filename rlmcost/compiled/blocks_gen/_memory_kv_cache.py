@@ -25,7 +25,9 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
                + a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
                - a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.mla*(a.dsa*a.index_head_dim*a.qlora*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               - 2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
                + a.kv_lora_rank*a.swa*tp*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
@@ -34,7 +36,10 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
                + tokens*(2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + a.mla*(a.dsa*a.index_head_dim*a.n_layers*a.qlora*seqs*tp
+               - a.dsa*a.index_head_dim*a.qlora*seqs*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers) - a.dsa*a.index_head_dim*a.qlora*seqs*tp*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_layers*seqs*tp - a.kv_lora_rank*seqs*a.swa*tp*maximum(0,

@@ -44,6 +44,8 @@ def params_lm(a: ArchNumbers) -> Num:
                + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
                + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
+               a.n_layers) + a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers
                + a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -58,6 +60,8 @@ def params_lm(a: ArchNumbers) -> Num:
                + a.d_model*a.n_layers*a.qk_rope_head_dim
                - a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - a.head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias

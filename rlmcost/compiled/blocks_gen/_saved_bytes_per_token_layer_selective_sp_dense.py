@@ -35,7 +35,8 @@ def saved_bytes_per_token_layer_selective_sp_dense(
                - 2*act_bytes*a.d_model*a.n_layers
                - 2*act_bytes*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                + a.mla*(2*act_bytes*a.kv_lora_rank*a.n_layers
-               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora)
+               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
+               + 4*a.dsa*a.index_topk*a.qlora*minimum(a.index_layers, a.n_layers))
                + 8*a.n_layers*a.qk_norm*a.qk_norm_full)
                + a.qk_norm*(-4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
                - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers),

@@ -61,7 +61,8 @@ def saved_bytes_per_token_layer_selective_sp_moe(
                - 2*act_bytes*a.d_model*a.n_layers
                - 2*act_bytes*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
                + a.mla*(2*act_bytes*a.kv_lora_rank*a.n_layers
-               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora)
+               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
+               + 4*a.dsa*a.index_topk*a.qlora*minimum(a.index_layers, a.n_layers))
                + a.moe*(-act_bytes*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.ffn_kind_plain*fused_glu*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 4*fused_glu*a.top_k*minimum(a.ffn_free_layers, a.n_layers)

@@ -60,6 +60,12 @@ def work_backward_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                - 4*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq**2
+               + 4*a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 8*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seq*minimum(a.index_topk, seq)
+               + 4*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seq*minimum(a.index_topk,
+               seq) - 4*a.dsa*a.n_heads*a.n_layers*a.qlora*seq**2*a.v_head_dim
+               + 4*a.dsa*a.n_heads*a.qlora*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 4*a.head_dim*a.n_heads*a.n_layers*seq**2
                - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,

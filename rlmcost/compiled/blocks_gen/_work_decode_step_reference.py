@@ -18,7 +18,9 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
     return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.mla*(2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
@@ -58,6 +60,8 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -72,6 +76,8 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers

@@ -18,7 +18,15 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
     return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
+               + 2*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
@@ -54,6 +62,8 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -68,6 +78,14 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(context, a.index_topk)
+               + 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(context,
+               a.index_topk) - 2*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers

@@ -18,8 +18,18 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
     return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.mla*(-a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers,
+               a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*seqs*a.v_head_dim
+               + a.dsa*a.n_heads*a.qlora*seqs*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - a.head_dim*a.n_heads*a.n_layers*seqs + a.head_dim*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
                + a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*seqs*a.v_head_dim
                - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -55,6 +65,9 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                seqs*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
@@ -69,6 +82,23 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seqs
                - 2*a.d_model*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*seqs*minimum(a.linear_layers, a.n_layers)
+               - a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
+               - 2*a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers,
+               a.n_layers) + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seqs
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seqs
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*seqs*a.v_head_dim
+               - 2*a.dsa*a.n_heads*a.qlora*seqs*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*seqs*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
                - a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers,
@@ -115,8 +145,30 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                a.n_layers)) + a.swa*(4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0,
                -a.full_attention_layers + a.n_layers))) + seqs*(2*a.d_model*a.vocab
-               + a.mla*(2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               + a.mla*(2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*
+               a.qlora*minimum(a.index_topk, prompt)
+               - 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, prompt)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk,
+               prompt)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt)
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               prompt)**2
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               prompt) + 2*a.dsa*a.n_heads*a.qlora*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
                - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(prompt, a.sliding_window)**2
                - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers

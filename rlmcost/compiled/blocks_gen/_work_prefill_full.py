@@ -16,7 +16,13 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
     """
     return (prompt**2*(4*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
+               + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*seqs*a.v_head_dim
+               + 2*a.dsa*a.n_heads*a.qlora*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
                - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
@@ -49,6 +55,9 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                seqs*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
@@ -63,7 +72,12 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seqs
                - 2*a.d_model*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*seqs*minimum(a.linear_layers, a.n_layers)
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seqs*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seqs*minimum(a.index_topk,
+               prompt)
+               + 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seqs*minimum(a.index_topk,
+               prompt) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers,
                a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim

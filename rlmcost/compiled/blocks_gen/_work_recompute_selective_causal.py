@@ -18,10 +18,60 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     return (seqs*(2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
                - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seq**2
-               - a.head_dim*a.n_heads*a.n_layers*seq + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               + a.mla*(2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) - a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq**2
+               - a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.dsa*a.head_dim*a.n_heads*a.qlora*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*seq*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*seq**2*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*
+               a.qlora*minimum(a.index_topk, seq)
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seq
+               - 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, seq)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, seq)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, seq)
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               seq)**2
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, seq)
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*seq**2*a.v_head_dim
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*seq*a.v_head_dim
+               + a.dsa*a.n_heads*a.qlora*seq**2*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.dsa*a.n_heads*a.qlora*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.n_heads*a.qlora*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*a.dsa*a.n_heads*a.qlora*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
+               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)

@@ -17,7 +17,20 @@ def work_recompute_selective_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     """
     return (seqs*(4*a.head_dim*a.n_heads*a.n_layers*seq**2
                - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + a.mla*(2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) - 2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq**2
+               + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seq*minimum(a.index_topk, seq)
+               + 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seq*minimum(a.index_topk,
+               seq) - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*seq**2*a.v_head_dim
+               + 2*a.dsa*a.n_heads*a.qlora*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seq**2
                + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))))

@@ -17,8 +17,16 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
     return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers - 2*a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-a.head_dim*a.n_heads*a.n_layers + a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+               + a.mla*(-a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) + a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
+               + a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - a.head_dim*a.n_heads*a.n_layers
+               + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.v_head_dim - a.n_heads*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
@@ -26,8 +34,17 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.mla*(a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers + 2*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
                - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
@@ -66,6 +83,8 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -80,7 +99,34 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*response*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*response*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*response
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*response*minimum(a.linear_layers,
+               a.n_layers) - 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*response
+               - a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
+               + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*response*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.dsa*a.n_heads*a.qlora*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response - a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
@@ -160,6 +206,8 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -174,6 +222,23 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               - 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -230,8 +295,56 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
                + a.n_layers))) + 2*a.d_model*a.vocab
-               + a.mla*(-2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               + a.mla*(2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*
+               a.qlora*minimum(a.index_topk, prompt + response)
+               - 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, prompt + response)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt
+               + response)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt
+               + response)
+               - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, prompt
+               + response)**2
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, prompt
+               + response)
+               - 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt
+               + response)**2 - a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.dsa*a.n_heads*a.qlora*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
                + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(a.sliding_window, prompt + response)
                + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers

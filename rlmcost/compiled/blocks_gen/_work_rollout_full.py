@@ -16,15 +16,30 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
     """
     return (prompt**2*(4*a.head_dim*a.n_heads*a.n_layers
                - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + 2*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
+               + 2*a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim
                - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.mla*(a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers + 2*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
                - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
@@ -63,6 +78,8 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -77,7 +94,21 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*response*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*response*minimum(a.index_layers,
+               a.n_layers) - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*response
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*response*minimum(a.linear_layers,
+               a.n_layers) - 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*response
+               + 2*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               prompt) + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*response*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
@@ -146,6 +177,8 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers))
                + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -160,6 +193,23 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
+               + 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora
+               - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*minimum(a.linear_layers,
+               a.n_layers) - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora
+               - 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -216,8 +266,55 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
                + a.n_layers))) + 2*a.d_model*a.vocab
-               + a.mla*(-4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               + a.mla*(4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*
+               a.n_layers*a.qlora*minimum(a.index_topk, prompt)
+               - 4*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*
+               a.qlora*minimum(a.index_topk, prompt + response)
+               + 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, prompt)
+               - 2*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, prompt + response)
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk,
+               prompt)**2
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt
+               + response)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, prompt
+               + response)
+               - 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 4*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               - 2*a.dsa*a.kv_lora_rank*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               prompt)**2
+               - a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               prompt)
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, prompt
+               + response)**2
+               + a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, prompt
+               + response)
+               - 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt
+               + response)**2 - a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
                + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(a.sliding_window, prompt + response)
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers

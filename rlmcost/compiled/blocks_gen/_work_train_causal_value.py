@@ -47,6 +47,8 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                seq*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers,
                a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
@@ -61,6 +63,55 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
                - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
+               - 3*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq**2
+               - 3*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               + 3*a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 6*a.dsa*a.head_dim*a.n_heads*a.qlora*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.dsa*a.head_dim*a.n_heads*a.qlora*seq*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 3*a.dsa*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               - 3*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 3*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers)
+               + a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + a.dsa*a.index_heads*a.qlora*seq**2*minimum(a.index_layers, a.n_layers)
+               + a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + 12*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seq
+               - 12*a.dsa*a.index_topk*a.kv_lora_rank*a.n_heads*a.n_layers*
+               a.qlora*minimum(a.index_topk, seq)
+               + 6*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seq
+               - 6*a.dsa*a.index_topk*a.n_heads*a.n_layers*a.qk_rope_head_dim*
+               a.qlora*minimum(a.index_topk, seq)
+               + 6*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, seq)**2
+               + 6*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*minimum(a.index_topk, seq)
+               + 3*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk,
+               seq)**2
+               + 3*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*minimum(a.index_topk, seq)
+               - 3*a.dsa*a.n_heads*a.n_layers*a.qlora*seq**2*a.v_head_dim
+               - 3*a.dsa*a.n_heads*a.n_layers*a.qlora*seq*a.v_head_dim
+               + 3*a.dsa*a.n_heads*a.qlora*seq**2*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.dsa*a.n_heads*a.qlora*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 6*a.dsa*a.n_heads*a.qlora*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.dsa*a.n_heads*a.qlora*seq*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.dsa*a.n_heads*a.qlora*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 6*a.dsa*a.n_heads*a.qlora*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               - 3*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 3*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 3*a.head_dim*a.n_heads*a.n_layers*seq**2 - 3*a.head_dim*a.n_heads*a.n_layers*seq
                - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,

@@ -46,6 +46,8 @@ def work_train_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                seq*minimum(a.linear_layers, a.n_layers))
                + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seq*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seq*minimum(a.index_layers,
                a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
@@ -60,6 +62,18 @@ def work_train_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
                - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq**2
+               + 6*a.dsa*a.head_dim*a.n_heads*a.qlora*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.q_lora_rank*
+               a.qlora*seq*minimum(a.index_layers, a.n_layers)
+               + 2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*seq**2*minimum(a.index_layers,
+               a.n_layers)
+               + 12*a.dsa*a.kv_lora_rank*a.n_heads*a.n_layers*a.qlora*seq*minimum(a.index_topk,
+               seq)
+               + 6*a.dsa*a.n_heads*a.n_layers*a.qk_rope_head_dim*a.qlora*seq*minimum(a.index_topk,
+               seq) - 6*a.dsa*a.n_heads*a.n_layers*a.qlora*seq**2*a.v_head_dim
+               + 6*a.dsa*a.n_heads*a.qlora*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 6*a.head_dim*a.n_heads*a.n_layers*seq**2
                - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,

@@ -78,6 +78,7 @@ class Compiler:
             # layers: where min(x, W) = x or no layer slides, the window's terms vanish
             point["sliding_window"] = sp.Integer(window)
             point["full_attention_layers"] = point["n_layers"] // 2
+            point["index_topk"] = sp.Integer(window)  # min(x, k) likewise (blocks.sparse)
         self.traced = _traced_class()
         self.sym_values = {**self.int_syms, **self.size_syms}
         self._cache: dict[tuple[str, int, frozenset[str]], Any] = {}
@@ -90,7 +91,7 @@ class Compiler:
         kw: dict[str, Any] = {"name": "generated"}
         kw.update({n: values[n] for n in self.fields.ints})
         for flag, parent in (("moe", None), ("shared", "moe"), ("mla", None), ("qlora", "mla"),
-                             ("swa", None)):  # fmt: skip
+                             ("swa", None), ("dsa", None)):  # fmt: skip
             if flag not in on and (parent is None or parent in on):
                 kw.update(
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
@@ -110,6 +111,8 @@ class Compiler:
             on = on - {"shared"}
         if "qlora" in on and "mla" not in on:  # a query latent needs MLA
             on = on - {"qlora"}
+        if "dsa" in on and "qlora" not in on:  # the indexer reads the query latent
+            on = on - {"dsa"}
         key = (block.name, id(values), on)
         if not traced and key in self._cache:
             return self._cache[key]

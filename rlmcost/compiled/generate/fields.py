@@ -23,21 +23,23 @@ STRUCTURAL = {
             "v_head_dim"),
     "qlora": ("q_lora_rank",),
     "swa": ("sliding_window", "full_attention_layers"),
+    "dsa": ("index_topk", "index_heads", "index_head_dim", "index_layers"),
 }  # fmt: skip
 """Structural flags: the ``Arch`` fields that are off when the flag is off (a dense model has no
 experts; a MoE model without shared experts has none of their fields; a model without
 multi-head latent attention has no latent ranks or MLA head widths, an MLA model without a
-query latent has no ``q_lora_rank``, and a model without sliding-window attention has no window
-and no full-attention layer count). ``shared`` implies ``moe``, ``qlora`` implies ``mla``.
+query latent has no ``q_lora_rank``, a model without sliding-window attention has no window
+and no full-attention layer count, and one without DeepSeek Sparse Attention no indexer).
+``shared`` implies ``moe``, ``qlora`` implies ``mla``, ``dsa`` implies ``qlora``.
 ``blocks`` tests these fields with ``arch.is_moe`` / ``is_zero`` / ``arch.is_mla`` /
 ``q_lora_rank is None`` / ``arch.has_window``. Off means 0, except the latent ranks and the
 window, which are None (``Arch``'s sentinel for "not MLA" / "no query latent" / "no window")."""
 
-NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank", "sliding_window")
+NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank", "sliding_window", "index_topk")
 """Structural fields whose off value is None rather than 0."""
 
 TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "mla": "kv_lora_rank",
-            "qlora": "q_lora_rank", "swa": "sliding_window"}  # fmt: skip
+            "qlora": "q_lora_rank", "swa": "sliding_window", "dsa": "index_topk"}  # fmt: skip
 """The field whose zero-test each structural flag stands for. A block that zero-tests another
 field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
