@@ -203,3 +203,17 @@ def test_inconsistent_dsa_specs_are_rejected(changes, fragment):
     with pytest.raises(Exception) as exc:  # pydantic wraps the SpecError
         type(spec)(**{**spec.model_dump(), **changes})
     assert fragment in str(exc.value)
+
+
+def test_the_rollout_bound_of_a_dsa_decode_counts_the_indexers_per_key_alone():
+    # Past k keys a DSA decode step's sparse attention reads k latents, not c: a roofline
+    # line linear in the context keeps only the indexers' per-key scores and fp8 keys (by hand
+    # from DeepSeek-V3.2-Exp's config: 61 indexer layers, 64 index heads of 128)
+    from rlmcost.perf.decode_kernels import dsa_bound_per_token
+    from rlmcost.placement.rollout import decode_flops
+
+    v32 = get_model("deepseek-v3.2").arch()
+    assert dsa_bound_per_token(v32) == (61 * 2 * 64 * (128 + 1), 61 * 128)
+    assert decode_flops(v32)[1] == 61 * 2 * 64 * 129
+    # DeepSeek-V3 (dense MLA) keeps its whole per-key attention in the line
+    assert decode_flops(get_model("deepseek-v3").arch())[1] > 61 * 2 * 128 * (512 + 64)

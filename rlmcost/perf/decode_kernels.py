@@ -199,6 +199,26 @@ def dsa_decode_per_token(arch: Arch, flops: float, nbytes: float, options: Any) 
             nbytes * keep + n * (dim + dim // 32) / dp)  # fmt: skip
 
 
+def dsa_bound_per_token(arch: Arch) -> tuple[int, int]:
+    """(FLOPs, bytes) per context token that a DSA decode step does at least, for the rollout's
+    roofline bound (:class:`~rlmcost.placement.rollout.DecodeCost`'s ``f1`` and
+    ``kv_bytes_per_token``): the indexers score and read every key (2 H_I (d_I + 1) FLOPs and
+    d_I fp8 bytes per key in each indexer layer, the scales left out), while the sparse
+    attention touches at most the top k keys of a sequence, a constant a bound linear in the
+    context cannot hold, so left out: a lower bound at every context (MLA's per-key FLOPs and
+    latent reads over the whole context would exceed the step's own kernels past k keys). The
+    bytes are a sequence's on each GPU that attends for it (every TP rank holds the indexer's
+    keys whole; SGLang's data-parallel attention ranks hold 1 / N of the sequences: the caller
+    divides).
+
+    >>> from rlmcost.specs import get_model
+    >>> dsa_bound_per_token(get_model("glm-5").arch())  # 78 x 2 x 32 x 129, 78 x 128
+    (643968, 9984)
+    """
+    heads, dim, n = int(arch.index_heads), int(arch.index_head_dim), int(arch.n_index_layers)
+    return n * 2 * heads * (dim + 1), n * dim
+
+
 def mla_extra_kernels_s(dev: Device, arch: Arch, tp: int, m: int, activation_bytes: int) -> float:
     """Seconds of one layer's :data:`MLA_EXTRA_KERNELS` for ``m`` tokens: the two latent
     norms (read and write d_cq and d_c), the q concatenation (h' (d_c + d_rope) written, read

@@ -46,6 +46,7 @@ from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.decode_kernels import dsa_bound_per_token
 from rlmcost.perf.deepspeed_chat import hybrid_engine_launch_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
@@ -320,7 +321,8 @@ def _generate(
         f1=f1,
         prefill_flops=int(work_prefill(arch, prompt, 1, g.s.counting)),
         weight_bytes=float(g.weights_read(task)),
-        kv_bytes_per_token=one_seq.kv_cache / tokens,
+        kv_bytes_per_token=one_seq.kv_cache / tokens if arch.index_topk is None else
+        dsa_bound_per_token(arch)[1] / layout.attention_dp,  # DSA: the indexers' keys alone
         gather_s=gather_s,
     )
     cost = speculative_cost(g, task, cost, prompt)

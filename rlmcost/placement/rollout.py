@@ -98,8 +98,14 @@ class DecodeCost:
 @cache
 def decode_flops(arch: Arch) -> tuple[int, int]:
     """(f0, f1) with C_f^tok(c) = f0 + f1 c for one decode step at context c (exact,
-    ``blocks.work_decode_step`` compiled)."""
+    ``blocks.work_decode_step`` compiled); under DeepSeek Sparse Attention the per-key part is
+    the indexers' alone, a lower bound (:func:`~rlmcost.perf.decode_kernels.
+    dsa_bound_per_token`)."""
     one, two = int(nb.work_decode_step(arch, 1)), int(nb.work_decode_step(arch, 2))
+    if arch.index_topk is not None:
+        from rlmcost.perf.decode_kernels import dsa_bound_per_token
+
+        return one - (two - one), dsa_bound_per_token(arch)[0]
     return one - (two - one), two - one
 
 
