@@ -16,6 +16,7 @@ from rlmcost.cli._deploy_pipeline import layout_split, pipeline_split_options
 from rlmcost.cli._flags import flag_table, in_panel, pick, signature
 from rlmcost.cli._moe_capacity import capacity_fields, moe_capacity_options
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.cli._train_memory import train_memory_fields, train_memory_options
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def _own_step() -> dict[str, tuple[Any, Any]]:
             "size) under --schedule interleaved: v > 1 needs --pp > 1 and the layers "
             "divisible by pp x v.", min=1)], 1),
         **pipeline_split_options(),
-        **moe_capacity_options(),
+        **moe_capacity_options(), **train_memory_options(),
     }  # fmt: skip
 
 
@@ -219,7 +220,7 @@ def train(**opts: Any) -> None:
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
         zero_shard=opts["zero_shard"],
-    ).with_(**layout_split(opts), **capacity_fields(opts))  # fmt: skip
+    ).with_(**layout_split(opts), **capacity_fields(opts), **train_memory_fields(opts))
     from rlmcost.choices import Dtype
     from rlmcost.specs import Workload
 

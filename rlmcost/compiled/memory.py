@@ -27,6 +27,7 @@ from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
+from rlmcost.parallel import framework_memory as fm
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -34,16 +35,8 @@ from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.specs.workload import SGLANG_SWA_FULL_TOKENS_RATIO
 
-__all__ = [
-    "MemoryBreakdown",
-    "Mode",
-    "Dtypes",
-    "layout_ok",
-    "memory_per_rank",
-    "memory_per_stage",
-    "saved_bytes",
-    "stage_layers",
-]
+__all__ = ["MemoryBreakdown", "Mode", "Dtypes", "layout_ok", "memory_per_rank", "memory_per_stage",
+           "saved_bytes", "stage_layers"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -290,6 +283,9 @@ def memory_per_stage(
         rebuilt = {m: saved_bytes(a, tp, sp_on, Checkpointing.NONE, m, x, glu)
                    for m in (False, True)}  # fmt: skip
         final_norm_input = Fraction(x * a.d_model, tp if sp_on else 1)
+        sac = layout.op_sac and layout.ckpt is Checkpointing.SELECTIVE  # torchtitan's op SAC
+        if sac:  # parallel.framework_memory
+            saved[False] = fm.op_sac_of(a, tp, sp_on, x)
     else:
         buffer = Fraction(g.memory_inference_buffer(a, 1, tp))
         if sp_on and tp > 1:
@@ -312,6 +308,9 @@ def memory_per_stage(
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
+        if train and layout.pp_fsdp_gathered:  # FSDP2 in torch's pipelining
+            fm.check_pp_gathered(layout.pp, zero is ZeroStage.OS_G_P)
+            buffers = fm.pp_gathered_bytes(p.dense + p.expert, w)
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]
             if last:
@@ -323,6 +322,8 @@ def memory_per_stage(
             if layout.ckpt is Checkpointing.FULL:
                 kinds = [m for m, n in ((False, n_dense), (True, n_moe)) if n]
                 total += mb_tokens * max((Fraction(rebuilt[m]) for m in kinds), default=0)
+            elif sac and n_dense:  # the rest of one layer rebuilt for one micro-batch
+                total += mb_tokens * (Fraction(rebuilt[False]) - saved[False])
             act = ceil(total)
         else:
             act = buffer_bytes
@@ -347,6 +348,8 @@ def memory_per_stage(
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens
             logits = positions * vocab_per_rank * dt.logits
+            if train and layout.loss_upcast:  # F.cross_entropy(logits.float())
+                logits = fm.upcast_loss_bytes(positions, vocab_per_rank, layout.pp, dt.activation)
         out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
     return out
 

@@ -80,6 +80,10 @@ class Layout:
     moe_pad_to_capacity: bool = False  # --moe-pad-expert-input-to-capacity
     # SGLang's data-parallel attention inside an engine (--enable-dp-attention --dp-size):
     attention_dp: int = 1  # P_a attention ranks of tp / P_a each (dp_attention.py); 1: off
+    # a trainer's own allocations (parallel.framework_memory); False: rlmcost's convention
+    op_sac: bool = False  # selective ckpt as torchtitan's op-level SAC (every second mm saved)
+    loss_upcast: bool = False  # the loss F.cross_entropy(logits.float()) (torchtitan's)
+    pp_fsdp_gathered: bool = False  # FSDP2 in torch's pipelining: stage gathered, grads fp32
 
     @property
     def n_gpus(self) -> int:

@@ -70,6 +70,13 @@ from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
+from rlmcost.parallel.framework_memory import (
+    check_op_sac,
+    check_pp_gathered,
+    op_sac_bytes_per_token_layer,
+    pp_gathered_bytes,
+    upcast_loss_bytes,
+)
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split, split_up, stages, tp_shard
@@ -158,7 +165,8 @@ def _activation_bytes_train(
             )
         return _fraction(total)
 
-    kept = per_token(ckpt)
+    op_sac = layout.op_sac and ckpt is Checkpointing.SELECTIVE  # torchtitan's (framework_memory)
+    kept = _op_sac(arch, layout, dtype.bytes) * stage.layers if op_sac else per_token(ckpt)
     if stage.last:  # the final norm's input
         kept += Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
     in_flight = in_flight_layer_microbatches(
@@ -173,7 +181,21 @@ def _activation_bytes_train(
         ]
         # a stage of no layers (a layout string's 'E|' or '|L' stage) rebuilds none
         total += share.tokens_per_micro_batch * max((_fraction(r) for r in rebuilt), default=0)
+    elif op_sac and stage.layers:  # the rest of one layer rebuilt for one micro-batch
+        total += share.tokens_per_micro_batch * (per_token(Checkpointing.NONE) / stage.layers
+                                                 - _op_sac(arch, layout, dtype.bytes))
     return ceil(total)
+
+
+def _op_sac(arch: Arch, layout: Layout, x: int) -> Fraction:
+    """Bytes a token's dense layer keeps under torchtitan's op-level SAC on a TP rank
+    (:func:`~rlmcost.parallel.framework_memory.op_sac_bytes_per_token_layer`)."""
+    n = int(arch.n_layers)
+    check_op_sac(bool(arch.n_experts), arch.is_mla,
+                 bool(int(arch.linear_layers_of(n)) or int(arch.ffn_free_layers_of(n))))
+    return op_sac_bytes_per_token_layer(
+        int(arch.d_model), int(arch.q_width), int(arch.kv_width), int(arch.d_ff),
+        int(arch.n_heads), arch.ffn_kind.projections == 3, layout.tp, layout.sp, x)
 
 
 def _inference_buffer_bytes(arch: Arch, layout: Layout, tokens: int, workload: Workload) -> int:
@@ -224,6 +246,9 @@ def memory_per_stage(
         expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train,
                                             grads)  # fmt: skip
         buffers = 2 * p.largest_unit * w_dtype.bytes if cast_units else 0
+        if train and layout.pp_fsdp_gathered:  # FSDP2 in torch's pipelining (framework_memory)
+            check_pp_gathered(layout.pp, layout.zero is ZeroStage.OS_G_P)
+            buffers = pp_gathered_bytes(p.dense + p.expert, w_dtype.bytes)
         kv = logits = 0
         if train:
             act = _activation_bytes_train(arch, layout, stage, share, workload, fused_glu)
@@ -252,6 +277,9 @@ def memory_per_stage(
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes
+            if train and layout.loss_upcast:  # F.cross_entropy(logits.float()) (framework_memory)
+                logits = upcast_loss_bytes(positions, vocab_per_rank, layout.pp,
+                                           workload.activation_dtype.bytes)
         out.append(
             MemoryBreakdown(
                 weights=dense.weights + expert.weights,

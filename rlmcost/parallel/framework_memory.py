@@ -1,0 +1,118 @@
+"""Training memory where a trainer allocates its own way: torchtitan's (PyTorch's) choices.
+
+Three terms of :mod:`rlmcost.parallel.memory` (and its compiled twin) that a ``Layout`` field
+switches from rlmcost's convention to a trainer's, each in plain integers (exact; bytes in the
+dtype each says):
+
+* ``Layout.op_sac`` (``--ckpt selective --selective every-second-mm``): torchtitan's op-level
+  selective activation checkpointing (``selective_ac_option = "op"``;
+  torchtitan/parallelisms/parallelize_llama.py @9dec370 ``_save_list`` and
+  ``_custom_policy``, run by ``torch.utils.checkpoint.create_selective_checkpoint_contexts``)
+  keeps, per layer and token, the checkpoint's input and the outputs of the ops it must save:
+  the odd ``aten.mm`` of the block (``wq``, ``wv``, ``w1``, ``w2`` in torchtitan's order
+  ``wq wk wv wo w1 w3 w2``; ``wq``, ``wv``, ``w1`` for a two-projection FFN), SDPA's outputs
+  (the attention output and its fp32 log-sum-exp) and, under SP, both reduce-scatters' outputs;
+  everything else is recomputed in the backward (:func:`op_sac_bytes_per_token_layer`). The
+  rebuilt rest of one layer for one micro-batch is the backward's transient, as under full
+  recomputation. tests/test_framework_memory.py measures the saved bytes of a transformers
+  Llama layer under that policy on CPU (live storages), independent of this count.
+* ``Layout.loss_upcast`` (``--loss-logits upcast``): the loss
+  ``F.cross_entropy(pred.flatten(0, 1).float(), labels)`` (torchtitan train.py @9dec370
+  ``loss_fn``) holds at its peak, the start of the backward, the fp32 log-softmax it saved,
+  that output's gradient and the gradient of its fp32 input, 3 x 4 bytes per logit (the
+  forward's peak, the logits, their fp32 copy and the log-softmax, is 2 + 4 + 4); under PP the
+  schedule keeps the stage's output for its backward too (torch/distributed/pipelining/
+  stage.py ``fwd_cache``), + the activation dtype's bytes (:func:`upcast_loss_bytes`).
+  rlmcost's default counts one fp32 copy (``Workload.logits_dtype``).
+* ``Layout.pp_fsdp_gathered`` (``--pp-fsdp-gathered``, ZeRO-3 under PP): FSDP2 inside
+  ``torch.distributed.pipelining`` as torchtitan runs it: ``reshard_after_forward = False``
+  for every block and the root when PP is on (parallelize_llama.py @9dec370 ``apply_fsdp``),
+  and the stage's ``set_reshard_after_backward(False)`` / ``set_requires_gradient_sync(False)``
+  until its last backward (torch/distributed/pipelining/stage.py ``backward_maybe_with_
+  nosync``): the stage's parameters stay gathered in the weight dtype across its
+  micro-batches, and its unsharded gradients accumulate in FSDP2's reduce dtype
+  (``FSDPParam.to_accumulated_grad_if_needed``), fp32 (:data:`FSDP_REDUCE_BYTES`)
+  (:func:`pp_gathered_bytes`). rlmcost's ZeRO-3 holds two gathered units.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from rlmcost.errors import SpecError
+
+FP32_BYTES = 4
+"""Bytes of an fp32 element: the loss's upcast logits and log-softmax (``.float()``,
+torchtitan train.py @9dec370) and SDPA's log-sum-exp (``logsumexp``, float32 in
+aten/src/ATen/native/transformers/attention.cpp's flash kernels)."""
+
+FSDP_REDUCE_BYTES = 4
+"""Bytes of FSDP2's reduce dtype in which a stage's unsharded gradients accumulate under PP:
+torchtitan's ``--training.mixed_precision_reduce`` default ``float32`` (torchtitan/
+config_manager.py @9dec370, its only choice), applied by FSDP2's
+``to_accumulated_grad_if_needed`` (torch/distributed/fsdp/_fully_shard/_fsdp_param.py)."""
+
+
+def check_op_sac(moe: bool, mla: bool, other: bool) -> None:
+    """torchtitan's op-level SAC is defined here for dense MHA/GQA blocks (its Llama at
+    9dec370; :func:`rlmcost.perf.selective_ac.recomputed_mms` refuses the rest too)."""
+    if moe or mla or other:
+        raise SpecError("selective every-second-mm (torchtitan's op-level SAC) memory is "
+                        "defined for dense blocks of MHA / GQA attention; use --ckpt full or "
+                        "--selective attention-core")  # fmt: skip
+
+
+def op_sac_bytes_per_token_layer(
+    d: int, q: int, kv: int, d_ff: int, heads: int, gated: bool, tp: int, sp: bool, x: int
+) -> Fraction:
+    """Bytes one token's dense layer keeps on a TP rank under torchtitan's op-level SAC
+    (module docstring): the input (d, / P_t under SP), the outputs of ``wq`` (q / P_t),
+    ``wv`` (kv / P_t), ``w1`` (d_ff / P_t) and of a gated FFN's ``w2`` (the row-parallel
+    GEMM's local output, d wide before its reduction), SDPA's output (q / P_t) and fp32
+    log-sum-exp (heads / P_t), and under SP with P_t > 1 the two reduce-scatters' (d / P_t
+    each); ``x`` bytes an activation element. ``q``, ``kv``: the query and key widths.
+
+    >>> op_sac_bytes_per_token_layer(4096, 4096, 1024, 14336, 32, True, 1, False, 2)
+    Fraction(63616, 1)
+    """
+    t = Fraction(1, tp)
+    elems = (d * t if sp else d) + (q + kv + q + d_ff) * t + (d if gated else 0)
+    if sp and tp > 1:
+        elems += 2 * d * t
+    return x * elems + FP32_BYTES * heads * t
+
+
+def upcast_loss_bytes(tokens: int, vocab_per_rank: int, pp: int, x: int) -> int:
+    """Peak bytes of ``F.cross_entropy(logits.float(), labels)`` over ``tokens`` positions of
+    ``vocab_per_rank`` logits (module docstring): 3 fp32 per logit, or the forward's x + 2 fp32
+    where that is more; under PP (``pp`` > 1) + the x-byte stage output the schedule keeps.
+
+    >>> upcast_loss_bytes(1, 10, 1, 2), upcast_loss_bytes(1, 10, 2, 2)
+    (120, 140)
+    """
+    per_logit = max(3 * FP32_BYTES, x + 2 * FP32_BYTES) + (x if pp > 1 else 0)
+    return tokens * vocab_per_rank * per_logit
+
+
+def pp_gathered_bytes(stage_params: int, w: int) -> int:
+    """Bytes of a stage's ``stage_params`` parameter elements on a rank held unsharded under
+    FSDP2 inside torch's pipelining (module docstring): gathered in the ``w``-byte weight
+    dtype, their gradients accumulated in :data:`FSDP_REDUCE_BYTES`."""
+    return stage_params * (w + FSDP_REDUCE_BYTES)
+
+
+def check_pp_gathered(pp: int, zero3: bool) -> None:
+    """``pp_fsdp_gathered`` describes FSDP2 (ZeRO-3) inside a pipeline (PP > 1)."""
+    if pp < 2 or not zero3:
+        raise SpecError("--pp-fsdp-gathered is FSDP2 inside torch's pipelining: it needs "
+                        f"--pp > 1 and --zero 3 (have pp={pp}, zero 3: {zero3})")  # fmt: skip
+
+
+def op_sac_of(a: Any, tp: int, sp: bool, x: int) -> Fraction:
+    """:func:`op_sac_bytes_per_token_layer` of a compiled ``ArchNumbers`` (or any object with
+    its field names), after :func:`check_op_sac`."""
+    check_op_sac(bool(a.moe), bool(a.mla), bool(a.linear_layers or a.ffn_free_layers))
+    return op_sac_bytes_per_token_layer(
+        int(a.d_model), int(a.n_heads * a.head_dim), int(a.n_kv_heads * a.head_dim),
+        int(a.d_ff), int(a.n_heads), not a.ffn_kind_plain, tp, sp, x)  # fmt: skip
