@@ -247,6 +247,7 @@ INT_FIELDS = (
     'linear_conv_kernel',
     'linear_chunk',
     'ffn_free_layers',
+    'moe_latent',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -277,8 +278,10 @@ STRUCTURAL = {
         'n_shared_experts',
         'd_shared_expert',
         'first_dense_layers',
+        'moe_latent',
     ),
     'shared': ('n_shared_experts', 'd_shared_expert'),
+    'latent': ('moe_latent',),
     'mla': (
         'q_lora_rank',
         'kv_lora_rank',
@@ -327,8 +330,10 @@ class ArchNumbers(NamedTuple):
     linear_conv_kernel: Num
     linear_chunk: Num
     ffn_free_layers: Num
+    moe_latent: Num
     moe: Num
     shared: Num
+    latent: Num
     mla: Num
     qlora: Num
     swa: Num
