@@ -108,6 +108,11 @@ class Arch:
     index_heads: Size = 0  # H_I, the indexer's query heads (one shared key head)
     index_head_dim: Size = 0  # d_I, the indexer's head width
     index_layers: Size = 0  # layers with an indexer of their own
+    # Latent MoE (Nemotron 3 Super, "LatentMoE"): the routed experts read and write width
+    # moe_latent behind a d -> l projection of the token and an l -> d projection of their
+    # combined output (transformers 5.24 ``NemotronHMoE`` fc1/fc2_latent_proj, no biases;
+    # Megatron-Core moe_layer.py); the router and the shared experts stay at d. 0 = none.
+    moe_latent: Size = 0  # l, the routed experts' input and output width
 
     def __hash__(self) -> int:
         """The hash of the fields (as the dataclass's own), kept on the instance after the
@@ -134,6 +139,12 @@ class Arch:
     @property
     def n_dense_layers(self) -> Size:
         return self.first_dense_layers if self.is_moe else self.n_layers
+
+    @property
+    def expert_width(self) -> Size:
+        """Width a routed expert reads and writes, and its tokens travel at to the expert
+        ranks: the latent l of a latent MoE, else d."""
+        return self.d_model if is_zero(self.moe_latent) else self.moe_latent
 
     @property
     def is_mla(self) -> bool:

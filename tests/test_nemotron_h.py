@@ -136,7 +136,6 @@ def test_engine_state_is_vllm_mamba2_shape():
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ({"moe_latent_size": 1024}, "latent MoE"),
         ({"hybrid_override_pattern": "M-E*"}, "MLP .* and MoE .* blocks in one"),
         ({"hybrid_override_pattern": "MEEE"}, "pairs each FFN block"),
         ({"hybrid_override_pattern": "MX*E"}, "letter 'X'"),
@@ -157,12 +156,3 @@ def test_vllm_keeps_the_mamba_state_in_fp32():
     # mamba_ssm_cache_dtype (float32); a Gated DeltaNet model keeps vLLM's "auto" (the model's)
     assert state_dtype(EngineKind.VLLM, Dtype.BF16, mamba=True) is Dtype.FP32
     assert state_dtype(EngineKind.VLLM, Dtype.BF16) is Dtype.BF16
-
-
-def test_nemotron_3_super_is_refused_by_name():
-    from rlmcost.specs import get_model
-
-    # transformers 5.24 builds it (NemotronHMoE's fc1/fc2_latent_proj); rlmcost has no latent MoE
-    with pytest.raises(SpecError, match="latent MoE") as exc:
-        get_model("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16")
-    assert "\n" not in str(exc.value)

@@ -94,6 +94,7 @@ from rlmcost.blocks.params import (
     params_embedding,
     params_ffn,
     params_head,
+    params_latent_proj,
     params_layer_dense,
     params_layer_moe,
     params_linear_attention_per_layer,
@@ -101,6 +102,7 @@ from rlmcost.blocks.params import (
     params_mla_attention_per_layer,
     params_moe_per_layer,
     params_norm,
+    params_routed_expert,
 )
 from rlmcost.blocks.window import (
     attended_keys,
@@ -158,6 +160,8 @@ __all__ = [
     "params_linear_mixer_delta",
     "params_embedding",
     "params_ffn",
+    "params_latent_proj",
+    "params_routed_expert",
     "params_head",
     "params_layer_dense",
     "params_layer_moe",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import sympy as sp
 
-from rlmcost.arch import Arch
+from rlmcost.arch import Arch, is_zero
 from rlmcost.blocks.attention import Expr
 from rlmcost.blocks.window import sum_clog2_window, window_depth
 from rlmcost.blocks.work import _head_width
@@ -53,6 +53,9 @@ def depth_layer_forward(arch: Arch, context: Expr, moe: bool = False) -> sp.Expr
         depth += _gemm_depth(_mla_max(arch.q_lora_rank, arch.kv_lora_rank))
     if moe:
         depth += _gemm_depth(arch.d_model)
+        if not is_zero(arch.moe_latent):  # latent MoE: fc1_latent_proj reduces over d (the
+            # up term above), the experts' up projection over l, fc2_latent_proj over l
+            depth += _gemm_depth(arch.moe_latent) + _gemm_depth(arch.moe_latent)
     return depth
 
 

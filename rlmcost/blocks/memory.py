@@ -88,10 +88,18 @@ def activation_bytes_per_token_layer(
       shared expert copy of the token, plus the router logits E in fp32). ``fused_glu`` may be
       a 0/1 symbol (the generated functions' size).
 
+    A latent MoE (``moe_latent`` l): the dispatched copies are l wide, and fc2_latent_proj
+    keeps its input, the combined l-wide output (fc1_latent_proj's input is the FFN input).
+
     An FFN-free layer (``ffn_free_layers``: Nemotron-H's mixer-only blocks) keeps neither the
-    FFN's norm input and input (2 d) nor the FFN's own. A linear-attention layer (Gated
-    DeltaNet, Mamba-2) is counted as an attention layer of the model's widths (the specs'
-    notes say so).
+    FFN's norm input and input (2 d) nor the FFN's own. A Gated DeltaNet layer is counted as
+    an attention layer of the model's widths (the specs' notes say so). A Mamba-2 layer
+    (``linear_mamba``) keeps what Megatron-Core's ``MambaMixer._ssm_training`` saves
+    (megatron/core/ssm/mamba_mixer.py @d98e8a64dd): the fused norm + in_proj's input and
+    normalized input, 2 d; ``mamba_split_conv1d_scan_combined``'s zxBCdt, 2 H P + 2 G N + H,
+    and its SSD output before the gate, H P (mamba_ssm ssd_combined.py
+    ``MambaSplitConv1dScanCombinedFn``: ``save_for_backward(zxbcdt, ..., out_x, ...)``); the
+    gated RMSNorm's input H P and its 1 / rms per group, G -> 4 bytes; out_proj's input H P.
 
     A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
     SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
@@ -128,11 +136,17 @@ def activation_bytes_per_token_layer(
         if not moe:
             return sp.sympify(x * inner * arch.d_ff)
         width = arch.top_k * arch.d_expert + arch.n_shared_experts * arch.d_shared_expert
-        copies = x * arch.d_model * arch.top_k  # the dispatched copies of the token
+        copies = x * arch.expert_width * arch.top_k  # the dispatched copies of the token
+        copies += x * arch.moe_latent  # a latent MoE: fc2_latent_proj's input, the combined l
         weights = 4 * arch.top_k * fused if gated else 0  # WeightedSwiGLUFunction's
         return sp.sympify(x * inner * width + copies + 4 * arch.n_experts + weights)
 
     total = arch.n_dense_layers * (attn + norms + ffn(False))
+    if arch.linear_mamba:  # Mamba-2 layers: the mixer's own saved tensors in place of attn
+        hp = arch.linear_value_heads * arch.linear_value_head_dim  # H P
+        bc = 2 * arch.linear_key_heads * arch.linear_key_head_dim  # 2 G N
+        mamba = x * (2 * arch.d_model + 5 * hp + bc + arch.linear_value_heads)
+        total += arch.n_linear_layers * (mamba + 4 * arch.linear_key_heads - attn)
     if arch.is_moe:
         total += arch.n_moe_layers * (attn + norms + ffn(True))
     # FFN-free layers (Nemotron-H's mixer-only blocks) keep no FFN input, FFN norm input or FFN

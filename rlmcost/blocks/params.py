@@ -105,9 +105,24 @@ def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
     return sp.sympify(p)
 
 
+def params_routed_expert(arch: Arch) -> sp.Expr:
+    """Parameters of one routed expert: its projections between the expert width (d, or the
+    latent l of a latent MoE: transformers ``NemotronHExperts``, input_dim = moe_latent_size)
+    and its inner width d_e; no biases."""
+    return sp.sympify(arch.ffn_kind.projections * arch.expert_width * arch.d_expert)
+
+
+def params_latent_proj(arch: Arch) -> sp.Expr:
+    """Parameters of one latent MoE's fc1_latent_proj (d x l) and fc2_latent_proj (l x d),
+    without biases (transformers 5.24 ``NemotronHMoE``); 0 without a latent."""
+    return sp.sympify(2 * arch.d_model * arch.moe_latent)
+
+
 def params_moe_per_layer(arch: Arch) -> sp.Expr:
-    """Parameters of one MoE FFN: router (d x E), routed experts, shared experts (+ gate)."""
-    p = arch.d_model * arch.n_experts + arch.n_experts * params_ffn(arch, arch.d_expert)
+    """Parameters of one MoE FFN: router (d x E), routed experts, the latent projections of a
+    latent MoE, shared experts (+ gate)."""
+    p = arch.d_model * arch.n_experts + arch.n_experts * params_routed_expert(arch)
+    p += params_latent_proj(arch)
     if not is_zero(arch.n_shared_experts):
         p += arch.n_shared_experts * params_ffn(arch, arch.d_shared_expert)
         if arch.shared_expert_gate:
@@ -195,5 +210,5 @@ def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     if not arch.is_moe:
         return params(arch, head) - arch.encoder_params
     idle_experts = (arch.n_moe_layers - arch.n_ffn_free_layers) * (arch.n_experts - arch.top_k)
-    unused = arch.encoder_params + idle_experts * params_ffn(arch, arch.d_expert)
+    unused = arch.encoder_params + idle_experts * params_routed_expert(arch)
     return sp.expand(params(arch, head) - unused)

@@ -34,8 +34,9 @@ def _matmul_weights_ffn_per_token(arch: Arch) -> sp.Expr:
     w = arch.n_dense_layers * per_dense
     if arch.is_moe:
         per_moe = arch.d_model * arch.n_experts + arch.top_k * (
-            arch.ffn_kind.projections * arch.d_model * arch.d_expert
+            arch.ffn_kind.projections * arch.expert_width * arch.d_expert
         )
+        per_moe += 2 * arch.d_model * arch.moe_latent  # a latent MoE's d -> l and l -> d
         if not is_zero(arch.n_shared_experts):
             per_moe += arch.n_shared_experts * (
                 arch.ffn_kind.projections * arch.d_model * arch.d_shared_expert

@@ -75,6 +75,7 @@ def _convert(arch: Any) -> ArchNumbers:
     moe = int(values["n_experts"] != 0)
     values["moe"] = moe
     values["shared"] = int(moe and values["n_shared_experts"] != 0)
+    values["latent"] = int(moe and values["moe_latent"] != 0)
     mla = int(_read(arch, "kv_lora_rank") is not None)
     values["mla"] = mla
     values["qlora"] = int(mla and _read(arch, "q_lora_rank") is not None)
@@ -94,7 +95,8 @@ def _cached(arch: Any) -> ArchNumbers:
 def arch_numbers(arch: Any) -> ArchNumbers:
     """``arch`` (an ``Arch``, a ``ModelSpec`` or a mapping of its fields) as ``ArchNumbers``.
 
-    Flags: ``moe`` = (n_experts > 0), ``shared`` = (a MoE with n_shared_experts > 0), ``mla``
+    Flags: ``moe`` = (n_experts > 0), ``shared`` = (a MoE with n_shared_experts > 0),
+    ``latent`` = (a MoE with moe_latent > 0), ``mla``
     = (kv_lora_rank given), ``qlora`` = (an MLA model with q_lora_rank given), ``swa`` =
     (sliding_window given), ``dsa`` = (an MLA model with index_topk given), one flag per bool
     field, and ``<field>_<member>`` for each non-default member of an enum field

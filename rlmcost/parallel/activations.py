@@ -78,7 +78,7 @@ def _dense_view(arch: Arch) -> Arch:
     """The arch with every layer dense (for the per-layer bytes of its dense layers)."""
     return arch.with_(
         n_experts=0, top_k=0, d_expert=0, n_shared_experts=0, d_shared_expert=0,
-        first_dense_layers=0,
+        first_dense_layers=0, moe_latent=0,
     )  # fmt: skip
 
 
@@ -93,13 +93,14 @@ def _replicated_bytes_per_token_layer(
     """Token-wise tensors of full width that TP without SP keeps on every rank [bytes].
 
     Attention-norm input, QKV input, FFN-norm input, FFN input (4 d); MoE: the top-k
-    dispatched copies (k d), the fp32 router logits (E) and, under a fused gated FFN, the
-    copies' fp32 routing weights (k).
+    dispatched copies (k d, or k l and the combined l of a latent MoE), the fp32 router
+    logits (E) and, under a fused gated FFN, the copies' fp32 routing weights (k).
     """
     x = dtype.bytes
     rep = x * 4 * arch.d_model
     if moe:
-        rep += x * arch.top_k * arch.d_model + 4 * arch.n_experts
+        rep += x * arch.top_k * arch.expert_width + 4 * arch.n_experts
+        rep += x * arch.moe_latent  # a latent MoE's combined output (fc2_latent_proj's input)
         if arch.ffn_kind.projections != 2:
             rep += 4 * arch.top_k * glu_flag(fused_glu)
     return sp.sympify(rep)

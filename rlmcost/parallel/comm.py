@@ -244,11 +244,14 @@ def _stage_traffic(
             out.append(_traffic(strategy, kind, ranks, calls, payload, intra, hw, per_node))
 
     t, etp = layout.tp, layout.expert_tp
+    free = int(arch.ffn_free_layers_of(stage.layers))  # mixer-only layers: no FFN traffic
     if t > 1:
         boundary = (1 if stage.first else 0) + (1 if stage.last else 0)
         # a MoE layer whose experts are not split over the TP group moves its FFN's tokens
         # by the EP dispatcher: the attention's pair only
         per_mb = stage.dense_layers * 2 + stage.moe_layers * (1 if etp != t else 2)
+        if not (stage.moe_layers and etp != t):  # FFN-free layers: no FFN pair (Nemotron-H)
+            per_mb -= free
         reduce_calls = n_mb * (per_mb * (fwd_passes + 1) + boundary)
         if layout.sp:
             gathers = n_mb * per_mb * (fwd_passes + 2)
@@ -265,11 +268,12 @@ def _stage_traffic(
         hops = (layout.cp - 1) * stage.layers * n_mb * (fwd_passes + 2)
         add("cp", Collective.P2P, layout.cp, hops, kv_block, ("cp",))
     if layout.ep > 1 and stage.moe_layers:
-        dispatched = tokens * int(arch.top_k) * d * x // (t if layout.sp else 1)
-        calls = stage.moe_layers * n_mb * 2 * (fwd_passes + 1)
+        w_e = int(arch.expert_width)  # tokens travel at the latent width of a latent MoE
+        dispatched = tokens * int(arch.top_k) * w_e * x // (t if layout.sp else 1)
+        calls = (stage.moe_layers - free) * n_mb * 2 * (fwd_passes + 1)
         add("ep", Collective.ALL_TO_ALL, layout.ep, calls, dispatched, ("ep",))
         if etp > 1 and etp != t:  # expert TP: gather the dispatched tokens, scatter outputs
-            gathered = tokens * int(arch.top_k) * d * x * etp // t
+            gathered = tokens * int(arch.top_k) * w_e * x * etp // t
             add("ep", Collective.ALL_GATHER, etp, calls // 2, gathered, ("etp",))
             add("ep", Collective.REDUCE_SCATTER, etp, calls // 2, gathered, ("etp",))
     if layout.pp > 1:

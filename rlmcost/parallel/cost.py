@@ -118,7 +118,7 @@ def _expert_work_per_token(arch: Arch) -> sp.Expr:
     """Forward FLOPs of a token's k routed experts in every MoE layer."""
     if not arch.is_moe:
         return sp.Integer(0)
-    return sp.sympify(2 * arch.n_moe_layers * arch.top_k * bl.params_ffn(arch, arch.d_expert))
+    return sp.sympify(2 * arch.n_moe_layers * arch.top_k * bl.params_routed_expert(arch))
 
 
 def _attention_work(arch: Arch, seqs: Size, seq: Size, counting: AttnCounting) -> sp.Expr:
@@ -202,7 +202,7 @@ def _rank_params(stage: Arch, role: _Role, ep: Size, omit_router: bool) -> tuple
     dense = (role.layers - moe_layers) * bl.params_layer_dense(stage)
     expert = sp.Integer(0)
     if moe_layers:
-        routed = stage.n_experts * bl.params_ffn(stage, stage.d_expert)
+        routed = stage.n_experts * bl.params_routed_expert(stage)
         shared = bl.params_layer_moe(stage) - routed
         if omit_router:
             shared -= stage.d_model * stage.n_experts
@@ -210,7 +210,7 @@ def _rank_params(stage: Arch, role: _Role, ep: Size, omit_router: bool) -> tuple
         expert = moe_layers * routed / ep
     dense += stage.n_linear_layers * bl.params_linear_mixer_delta(stage)
     if moe_layers:  # FFN-free layers (Nemotron-H): the delta less their experts, off the rank's
-        routed = stage.n_experts * bl.params_ffn(stage, stage.d_expert)
+        routed = stage.n_experts * bl.params_routed_expert(stage)
         router = stage.d_model * stage.n_experts if omit_router else 0  # omitted already
         dense += stage.n_ffn_free_layers * (params_ffn_free_delta(stage) + routed + router)
         expert -= stage.n_ffn_free_layers * routed / ep

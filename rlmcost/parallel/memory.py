@@ -112,10 +112,11 @@ def stage_params(
         units.append(_int(bl.params_layer_dense(shard)))
     expert = 0
     if stage.moe_layers:
-        routed = _int(shard.n_experts * bl.params_ffn(shard, shard.d_expert))
+        routed = _int(shard.n_experts * bl.params_routed_expert(shard))
         moe_dense = _int(bl.params_layer_moe(shard)) - routed
         d_e = split(arch.d_expert, layout.expert_tp)
-        routed_here = _int(arch.n_experts * bl.params_ffn(arch, d_e)) // layout.ep
+        one = bl.params_routed_expert(arch.with_(d_expert=d_e))  # an expert-TP shard
+        routed_here = _int(arch.n_experts * one) // layout.ep
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
@@ -129,7 +130,7 @@ def stage_params(
         dense += _int(n_linear * mixer)
     n_free = arch.ffn_free_layers_of(stage.dense_layers + stage.moe_layers)
     if n_free:  # FFN-free layers (Nemotron-H's mixer-only blocks): no FFN, no FFN norm
-        routed = _int(shard.n_experts * bl.params_ffn(shard, shard.d_expert)) if stage.moe_layers \
+        routed = _int(shard.n_experts * bl.params_routed_expert(shard)) if stage.moe_layers \
             else 0  # fmt: skip
         dense += _int(n_free * (params_ffn_free_delta(shard) + routed))
         expert -= n_free * routed_here if stage.moe_layers else 0

@@ -130,10 +130,10 @@ def allgather_comm_s(c: StepContext, tok: int, probs_bytes: int) -> float:
     if group == 1:
         return 0.0
     x = c.workload.activation_dtype.bytes
-    rows = tok // (int(arch.d_model) * x)  # the rank's tokens
+    rows = tok // (int(arch.expert_width) * x)  # the rank's tokens (l wide: latent MoE)
     e = int(arch.n_experts)
     gathered = group * (tok + rows * e * (1 + probs_bytes))
-    out = group * rows * int(arch.d_model) * probs_bytes
+    out = group * rows * int(arch.expert_width) * probs_bytes
     dims = ("etp", "ep")
     return (c.comm(Collective.ALL_GATHER, gathered, group, dims)
             + c.comm(Collective.REDUCE_SCATTER, out, group, dims))  # fmt: skip

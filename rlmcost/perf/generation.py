@@ -198,14 +198,15 @@ class Engine:
         moe = int(arch.n_moe_layers) if arch.is_moe else 0
         if moe:
             e, k = int(arch.n_experts), int(arch.top_k)
-            touched = dk.expected_experts_touched(e, k, m)
-            local = max(1, round(touched / self.ep))
-            rows = max(1, -(-m * k // max(1, round(touched))))
-            de = int(sh.d_expert)
+            tt = dk.expected_experts_touched(e, k, m)  # experts the step touches
+            local, rows = max(1, round(tt / self.ep)), max(1, -(-m * k // max(1, round(tt))))
+            de, w, lat = int(sh.d_expert), int(arch.expert_width), int(arch.moe_latent)
             layer = attn + dev.gemm_s(m, e, d)
             fm, fused = dk.FUSED_MOE_MMA_ROWS, self.moe_device  # perf.fused_moe
-            layer += (fused.gemm_s(rows, (p - 1) * de, d, local, fm)
-                      + fused.gemm_s(rows, d, de, local, fm))  # fmt: skip
+            layer += (fused.gemm_s(rows, (p - 1) * de, w, local, fm)
+                      + fused.gemm_s(rows, w, de, local, fm))  # fmt: skip
+            if lat:  # latent fc1/fc2: vLLM's ReplicatedLinear, whole on each TP rank
+                layer += dev.gemm_s(m, lat, d) + dev.gemm_s(m, d, lat)
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)

@@ -100,6 +100,6 @@ def price_expert_eager_ops(c: StepContext, rows: int, local: int, de: int, out: 
         out.bwd["elementwise"] += dev.elementwise_s(bb, bk)
         out.modules["moe_act"] += f
     if arch.mlp_bias and not c.options.hf_eager:
-        fb, fk, bb, bk = fc2_bias_bytes(rows, int(arch.d_model), local, x)
+        fb, fk, bb, bk = fc2_bias_bytes(rows, int(arch.expert_width), local, x)
         out.fwd["elementwise"] += dev.elementwise_s(fb, fk)
         out.bwd["elementwise"] += dev.elementwise_s(bb, bk)

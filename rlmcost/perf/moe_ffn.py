@@ -206,9 +206,12 @@ def routed_experts(
     busiest = busiest_rank_count(mean, opt.moe_rank_imbalance, lay.ep)
     per_expert = capped_count(busiest, mean, mean, cap, lay.moe_pad_to_capacity)
     price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
-    de = int(arch.d_expert) // etp
-    gemm(per_expert, (p - 1) * de, d, local)
-    gemm(per_expert, d, de, local)
+    de, w, lat = int(arch.d_expert) // etp, int(arch.expert_width), int(arch.moe_latent)
+    if lat:  # a latent MoE's fc1/fc2_latent_proj (Megatron-Core moe_layer.py: "duplicated")
+        gemm(T, lat, d)
+        gemm(T, d, lat)
+    gemm(per_expert, (p - 1) * de, w, local)
+    gemm(per_expert, w, de, local)
     price_expert_eager_ops(c, per_expert * local, local, de, out)  # clamp, fc2 bias (eager)
     return per_expert * local, de
 
@@ -233,8 +236,8 @@ def ep_comm_s(c: StepContext) -> float:
     """Seconds of one pass side's EP communication of one MoE layer (module docstring)."""
     arch, lay, imb = c.arch, c.layout, c.options.moe_rank_imbalance
     t, etp, k = lay.tp, lay.expert_tp, int(arch.top_k)
-    x, d, T = c.workload.activation_dtype.bytes, int(arch.d_model), c.tokens
-    tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
+    x, d, T = c.workload.activation_dtype.bytes, int(arch.expert_width), c.tokens
+    tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes (latent: l)
     if c.options.ep_dispatcher is EpDispatcher.ALLGATHER:
         return allgather_comm_s(c, tok, 8 if c.options.router_fp64 else 4)
     mean = max(1, -(-T * k * etp * lay.ep // (t * int(arch.n_experts))))

@@ -114,7 +114,7 @@ def unfused_permute_s(c: StepContext, moe: bool) -> tuple[float, float]:
     if c.options.moe_permute_fusion or not moe:
         return 0.0, 0.0
     arch, lay, dev = c.arch, c.layout, c.device
-    x, d, k = c.workload.activation_dtype.bytes, int(arch.d_model), int(arch.top_k)
+    x, d, k = c.workload.activation_dtype.bytes, int(arch.expert_width), int(arch.top_k)
     n = c.tokens * lay.expert_tp // lay.tp  # the rank's tokens, as the step pass
     u = unfused_permute_bytes(n, k, int(arch.n_experts), d, x)
     from rlmcost.perf.moe_ffn import permuted_rows

@@ -74,7 +74,7 @@ def local_sort_s(c: StepContext, moe: bool, rows: int) -> tuple[float, float]:
     if c.options.ep_dispatcher is not EpDispatcher.ALLTOALL or lay.ep < 2 or local < 2:
         return 0.0, 0.0
     x = c.workload.activation_dtype.bytes
-    fb, fk, bb, bk = sort_chunks_bytes(rows, int(arch.d_model), x, PROBS_BYTES)
+    fb, fk, bb, bk = sort_chunks_bytes(rows, int(arch.expert_width), x, PROBS_BYTES)
     return c.device.elementwise_s(fb, fk), c.device.elementwise_s(bb, bk)
 
 

@@ -73,7 +73,16 @@ def mtp_arch(arch: Arch) -> Arch:
     """The MTP block of ``arch`` as a one-layer model of its last layer's shape (DeepSeek-V3
     §2.2: the MTP module's Transformer block is a main-model layer; MoE in DeepSeek-V3's
     checkpoint, layer 61). Embedding and head are the target's (shared), so the one-layer
-    model's head cost is the draft's logits over the vocabulary."""
+    model's head cost is the draft's logits over the vocabulary. Nemotron-H (Mamba-2 layers):
+    the MTP block is an attention block and an FFN block (config ``mtp_hybrid_override_pattern``
+    "*E", Nemotron 3 Super; transformers 5.24 ``NemotronHConfig`` defaults
+    ``mtp_layers_block_type`` to ['full_attention', 'moe']), so one attention layer with the
+    model's FFN (its latent MoE too)."""
+    if arch.linear_mamba and arch.sliding_window is None:
+        return arch.with_(name=f"{arch.name} MTP", n_layers=1, first_dense_layers=0,
+                          linear_layers=0, linear_key_heads=0, linear_value_heads=0,
+                          linear_key_head_dim=0, linear_value_head_dim=0, linear_conv_kernel=0,
+                          linear_mamba=False, linear_chunk=0, ffn_free_layers=0)  # fmt: skip
     if arch.linear_layers or arch.sliding_window is not None:
         raise SpecError(f"--speculative-draft mtp on {arch.name}: its layers mix attention "
                         "kinds, the MTP block's shape is not known; give a draft model name")

@@ -71,7 +71,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
-from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import (
     causal_pairs,
@@ -194,6 +194,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     g0, f0, mods = out.fwd["gemm"], out.flops, out.modules  # Megatron's modules (selective_ac)
+    b0 = out.bwd["gemm"]
     if moe:
         from rlmcost.perf.moe_ffn import routed_experts
 
@@ -210,6 +211,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         gemm(T, (p - 1) * ff, d)
         gemm(T, d, ff)
         act_widths.append((T, ff))
+    mods["ffn_gemm"], mods["ffn_gemm_bwd"] = out.fwd["gemm"] - g0, out.bwd["gemm"] - b0
     name = "moe" if moe else "mlp"  # the FFN's forward GEMMs, FLOPs and activations
     mods[name] = out.fwd["gemm"] - g0 + sum(dev.elementwise_s(n * p * w * x) for n, w in act_widths)
     out.module_flops[name] = (out.flops - f0) // 3
@@ -291,6 +293,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         a2a = ep_comm_s(c)  # dispatch and combine (perf.moe_ffn)
         out.fwd["ep"], out.bwd["ep"] = out.fwd["ep"] + a2a, out.bwd["ep"] + a2a
         mods["moe"] += a2a
+        mods["ffn_ep"] = a2a
     if lay.cp > 1:
         block = T * 2 * kv * x
         hop = c.comm(Collective.P2P, block, 2, ("cp",))
@@ -303,18 +306,38 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
 
 def _take_off_free_ffns(c: StepContext, stage: PipelineStage, out: StagePass) -> None:
     """Takes the FFN of the stage's FFN-free layers (Nemotron-H's mixer-only blocks,
-    ``Arch.ffn_free_layers_of``) off ``out``: its forward module time (GEMMs and activation,
-    Megatron's "mlp"/"moe" module) and twice that backward, and its FLOPs; the EP dispatch and
-    TP collectives of those layers stay priced (an upper bound; the spec's notes say so)."""
+    ``Arch.ffn_free_layers_of``) off ``out``. Megatron-Core builds each pattern letter as a
+    layer of its own (megatron/core/models/hybrid/hybrid_model.py @d98e8a64dd: a Mamba or
+    attention layer holds no MLP, no MoE), so such a layer runs none of the FFN's work: its
+    forward and backward GEMMs, its activation, permutation and EP dispatch (Megatron's
+    "mlp"/"moe" module, :func:`_layer`), the TP/SP collective pair the FFN adds (when its
+    tokens do not move by the EP dispatcher instead), and under full recomputation the FFN's
+    forward again; its FLOPs."""
     free = int(c.arch.ffn_free_layers_of(stage.layers))
     if not free:
         return
-    moe = bool(stage.moe_layers)
+    moe, lay = bool(stage.moe_layers), c.layout
     layer, name = _layer(c, moe), "moe" if moe else "mlp"
-    ffn_s = layer.modules.get(name, 0.0)
-    out.fwd["gemm"] -= free * ffn_s
-    out.bwd["gemm"] -= free * 2 * ffn_s
-    out.flops -= free * 3 * layer.module_flops.get(name, 0)
+    m = layer.modules
+    gemm_f, gemm_b, ep = m["ffn_gemm"], m["ffn_gemm_bwd"], m.get("ffn_ep", 0.0)
+    elem_f = m.get(name, 0.0) - gemm_f - ep  # activation, permutation (fwd; bwd twice)
+    out.fwd["gemm"] -= free * gemm_f
+    out.bwd["gemm"] -= free * gemm_b
+    out.fwd["elementwise"] -= free * elem_f
+    out.bwd["elementwise"] -= free * 2 * elem_f
+    out.fwd["ep"] -= free * ep
+    out.bwd["ep"] -= free * ep
+    pair, t = 0.0, lay.tp  # the FFN's own TP/SP collective pair, forward and backward alike
+    if t > 1 and not (moe and lay.expert_tp != t):
+        act = c.tokens * int(c.arch.d_model) * c.workload.activation_dtype.bytes
+        pair = (c.comm(Collective.ALL_GATHER, act, t, ("tp",))
+                + c.comm(Collective.REDUCE_SCATTER, act, t, ("tp",))) if lay.sp \
+            else c.comm(Collective.ALL_REDUCE, act, t, ("tp",))  # fmt: skip
+        out.fwd["sp" if lay.sp else "tp"] -= free * pair
+        out.bwd["sp" if lay.sp else "tp"] -= free * pair
+    full = lay.ckpt is Checkpointing.FULL  # the recomputed forward held the FFN too
+    out.bwd["recompute"] -= free * (gemm_f + elem_f + ep + pair) if full else 0.0
+    out.flops -= free * (4 if full else 3) * layer.module_flops.get(name, 0)
 
 
 def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:

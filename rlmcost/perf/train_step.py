@@ -153,7 +153,8 @@ def _ffn_weights(arch: Arch, moe: bool) -> int:
     if not moe:
         return p * int(arch.d_model) * int(arch.d_ff)
     d = int(arch.d_model)
-    w = d * int(arch.n_experts) + int(arch.top_k) * p * d * int(arch.d_expert)
+    w = d * int(arch.n_experts) + int(arch.top_k) * p * int(arch.expert_width) * int(arch.d_expert)
+    w += 2 * d * int(arch.moe_latent)  # a latent MoE's d -> l and l -> d
     if arch.n_shared_experts:
         w += int(arch.n_shared_experts) * p * d * int(arch.d_shared_expert)
         w += d if arch.shared_expert_gate else 0

@@ -34,21 +34,17 @@ LEGACY = {"n_groups": "mamba_n_groups", "conv_kernel": "mamba_d_conv",
           "chunk_size": "mamba_chunk_size", "use_conv_bias": "mamba_conv_bias"}  # fmt: skip
 BLOCKS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
 
-UNMODELLED_IDS = {
-    "nvidia/nvidia-nemotron-3-super-120b-a12b-bf16": "Nemotron 3 Super is a nemotron_h model "
-    "with a latent MoE (moe_latent_size: experts in a latent width behind fc1/fc2_latent_proj; "
-    "transformers 5.24 NemotronHMoE, Megatron-Bridge nemotron_h_bridge.py @067f987d), which "
-    "has no cost model in rlmcost",
-}
+UNMODELLED_IDS: dict[str, str] = {}
 """Hugging Face ids of nemotron_h checkpoints rlmcost cannot price, lower-case, with why."""
 
 MAMBA_NOTE = (
     "Mamba-2 layers (Nemotron-H): FLOPs of the SSD's chunked form in training and prefill and "
     "of its recurrent form in decode (arXiv:2405.21060), the state as a fixed per-sequence "
-    "cache; their saved activations, and the time model's kernels and GEMM widths, are "
-    "estimated as for Gated DeltaNet layers; pipeline stages split over mixer layers, each "
-    "with the FFN block that follows it; the trainer's time model takes the FFN of a "
-    "mixer-only layer off but keeps its EP dispatch and TP collectives (an upper bound)"
+    "cache; their saved activations as Megatron-Core's MambaMixer keeps them (fused "
+    "mamba_split_conv1d_scan_combined); the time model's kernels and GEMM widths as for Gated "
+    "DeltaNet layers; pipeline stages split over mixer layers, each with the FFN block that "
+    "follows it (Megatron-Core splits the pattern's blocks evenly: the same proportions, "
+    "other divisors); a mixer-only layer has no FFN, EP dispatch or FFN TP collectives"
 )
 
 
@@ -81,16 +77,11 @@ def block_types(cfg: dict[str, Any], path: str) -> list[str]:
 
 def nemotron_h_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
     """ModelSpec fields of a ``nemotron_h`` config (module docstring); one-line SpecError for
-    what rlmcost does not model (a latent MoE, MLP and MoE blocks in one model, more FFN
+    what rlmcost does not model (MLP and MoE blocks in one model, more FFN
     blocks than mixers, biases on the Mamba projections, a conv without bias)."""
     types = block_types(cfg, path)
     mamba, attn = types.count("linear_attention"), types.count("full_attention")
     mlp, moe = types.count("mlp"), types.count("moe")
-    if cfg.get("moe_latent_size") is not None and moe:
-        raise SpecError(
-            f"{path}: latent MoE (moe_latent_size, Nemotron 3 Super: experts in a latent "
-            "width behind fc1/fc2_latent_proj) has no cost model in rlmcost"
-        )
     if mlp and moe:
         raise SpecError(f"{path}: MLP ('-') and MoE ('E') blocks in one nemotron_h model are "
                         "not supported")  # fmt: skip
@@ -141,5 +132,6 @@ def nemotron_h_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
             d_expert=cfg.get("moe_intermediate_size") or 7688,
             n_shared_experts=1 if shared else 0,  # one NemotronHMLP, whatever n_shared_experts
             d_shared_expert=shared or 0,
+            moe_latent=cfg.get("moe_latent_size") or 0,  # NemotronHMoE's latent, when set
         )
     return fields

@@ -56,6 +56,9 @@ class ModelSpec(Checked):
     n_shared_experts: int = Field(default=0, ge=0, description="shared experts per MoE layer")
     d_shared_expert: int = Field(default=0, ge=0, description="shared-expert inner width")
     shared_expert_gate: bool = False
+    moe_latent: int = Field(default=0, ge=0, description="latent MoE: the routed experts' "
+        "input/output width l behind d -> l and l -> d projections (Nemotron 3 Super's "
+        "moe_latent_size); 0 = experts at d")
     first_dense_layers: int = Field(default=0, ge=0, description="leading dense-FFN layers")
     norms_per_layer: int = Field(
         default=2, ge=2, le=4, description="norms per layer: 2 (pre-attn, pre-FFN); 4 (Gemma 2/3)"
@@ -198,8 +201,9 @@ class ModelSpec(Checked):
                     f"model {self.name}: first_dense_layers={self.first_dense_layers} must be "
                     f"below n_layers={self.n_layers}"
                 )
-        elif self.top_k or self.n_shared_experts:
-            raise SpecError(f"model {self.name}: top_k/shared experts set but n_experts=0")
+        elif self.top_k or self.n_shared_experts or self.moe_latent:
+            raise SpecError(f"model {self.name}: top_k/shared experts/moe_latent set but "
+                            "n_experts=0")
         if self.qk_norm_full and not self.qk_norm:
             raise SpecError(f"model {self.name}: qk_norm_full needs qk_norm; set qk_norm true")
         if self.n_shared_experts and not self.d_shared_expert:

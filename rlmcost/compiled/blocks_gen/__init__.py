@@ -251,6 +251,7 @@ INT_FIELDS = (
     'index_heads',
     'index_head_dim',
     'index_layers',
+    'moe_latent',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -281,8 +282,10 @@ STRUCTURAL = {
         'n_shared_experts',
         'd_shared_expert',
         'first_dense_layers',
+        'moe_latent',
     ),
     'shared': ('n_shared_experts', 'd_shared_expert'),
+    'latent': ('moe_latent',),
     'mla': (
         'q_lora_rank',
         'kv_lora_rank',
@@ -336,8 +339,10 @@ class ArchNumbers(NamedTuple):
     index_heads: Num
     index_head_dim: Num
     index_layers: Num
+    moe_latent: Num
     moe: Num
     shared: Num
+    latent: Num
     mla: Num
     qlora: Num
     swa: Num

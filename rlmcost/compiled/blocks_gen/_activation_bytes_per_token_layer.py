@@ -21,7 +21,17 @@ def activation_bytes_per_token_layer(a: ArchNumbers, act_bytes: Num = 2) -> Num:
                + a.ffn_kind_plain*(-2*a.d_ff*a.n_layers + 2*a.d_ff*minimum(a.ffn_free_layers,
                a.n_layers)) + 2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.kv_lora_rank*a.n_layers
+               + a.linear_mamba*(-2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               + 5*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + a.linear_value_heads*minimum(a.linear_layers, a.n_layers))
+               + a.mla*(2*a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.kv_lora_rank*a.linear_mamba*minimum(a.linear_layers, a.n_layers)
+               + 2*a.kv_lora_rank*a.n_layers
+               - 2*a.linear_mamba*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.linear_mamba*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim + 2*a.n_layers*a.q_lora_rank*a.qlora)
                + a.moe*(2*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.ffn_kind_plain*a.n_layers*a.top_k
@@ -33,9 +43,11 @@ def activation_bytes_per_token_layer(a: ArchNumbers, act_bytes: Num = 2) -> Num:
                - 2*a.d_ff*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_ff*a.first_dense_layers - 4*a.d_ff*a.n_layers
                + 4*a.d_ff*minimum(a.ffn_free_layers, a.n_layers)
-               - a.d_model*a.first_dense_layers*a.top_k + a.d_model*a.n_layers*a.top_k
-               - a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
-               + 2*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               + a.d_model*a.first_dense_layers*a.latent*a.top_k
+               - a.d_model*a.first_dense_layers*a.top_k - a.d_model*a.latent*a.n_layers*a.top_k
+               + a.d_model*a.latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               + a.d_model*a.n_layers*a.top_k - a.d_model*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) + 2*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
                a.n_shared_experts*a.shared
                - 2*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*a.n_shared_experts*a.shared
                + 2*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*
@@ -43,11 +55,24 @@ def activation_bytes_per_token_layer(a: ArchNumbers, act_bytes: Num = 2) -> Num:
                - 4*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 4*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 4*a.d_shared_expert*a.n_shared_experts*a.shared*minimum(a.ffn_free_layers,
-               a.n_layers)) + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers
-               + a.head_dim*a.n_kv_heads*a.n_layers))
+               a.n_layers) - a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               - a.first_dense_layers*a.latent*a.moe_latent
+               + a.latent*a.moe_latent*a.n_layers*a.top_k + a.latent*a.moe_latent*a.n_layers
+               - a.latent*a.moe_latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - a.latent*a.moe_latent*minimum(a.ffn_free_layers, a.n_layers))
+               + a.qk_norm*(-a.head_dim*a.linear_mamba*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + a.head_dim*a.n_heads*a.n_layers + a.head_dim*a.n_kv_heads*a.n_layers))
                + 4*a.dsa*a.index_topk*a.mla*a.qlora*minimum(a.index_layers, a.n_layers)
+               + a.linear_mamba*(4*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + a.moe*(-4*a.first_dense_layers*a.n_experts + 4*a.n_experts*a.n_layers
                - 4*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)) + 4*a.n_heads*a.n_layers
-               + a.qk_norm*(-4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
+               + a.qk_norm*(4*a.linear_mamba*a.n_heads*a.qk_norm_full*minimum(a.linear_layers,
+               a.n_layers) - 4*a.linear_mamba*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_mamba*a.n_kv_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 4*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               - 8*a.linear_mamba*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
                - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers
                + 8*a.n_layers*a.qk_norm_full), a.n_layers))

@@ -18,9 +18,11 @@ def depth_prefill(a: ArchNumbers, prompt: Num) -> Num:
                + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank, a.q_lora_rank))
                + a.n_layers*clog2(a.kv_lora_rank) - a.n_layers*clog2(a.head_dim*a.n_heads)
                + a.n_layers*clog2(a.n_heads*a.v_head_dim) + a.n_layers)
-               + a.moe*(-a.first_dense_layers*clog2(a.d_expert)
+               + a.moe*(-2*a.first_dense_layers*a.latent*clog2(a.moe_latent)
+               - 2*a.first_dense_layers*a.latent - a.first_dense_layers*clog2(a.d_expert)
                + a.first_dense_layers*clog2(a.d_ff) - a.first_dense_layers*clog2(a.d_model)
-               - a.first_dense_layers + a.n_layers*clog2(a.d_expert) - a.n_layers*clog2(a.d_ff)
+               - a.first_dense_layers + 2*a.latent*a.n_layers*clog2(a.moe_latent)
+               + 2*a.latent*a.n_layers + a.n_layers*clog2(a.d_expert) - a.n_layers*clog2(a.d_ff)
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(prompt) + a.n_layers*clog2(a.head_dim*a.n_heads) + 6*a.n_layers

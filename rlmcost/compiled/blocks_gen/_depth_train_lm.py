@@ -27,9 +27,11 @@ def depth_train_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
                - a.n_layers*clog2(a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads)
                + a.n_layers*clog2(maximum(a.head_dim*a.n_heads, a.n_heads*a.qk_nope_head_dim
                + a.n_heads*a.v_head_dim)) + 2*a.n_layers)
-               + a.moe*(-2*a.first_dense_layers*clog2(a.d_expert)
+               + a.moe*(-2*a.first_dense_layers*a.latent*clog2(a.moe_latent)
+               - 2*a.first_dense_layers*a.latent - 2*a.first_dense_layers*clog2(a.d_expert)
                + 2*a.first_dense_layers*clog2(a.d_ff) - a.first_dense_layers*clog2(a.d_model)
                - a.first_dense_layers*clog2(a.n_experts) - 2*a.first_dense_layers
+               + 2*a.latent*a.n_layers*clog2(a.moe_latent) + 2*a.latent*a.n_layers
                + 2*a.n_layers*clog2(a.d_expert) - 2*a.n_layers*clog2(a.d_ff)
                + a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.n_experts) + 2*a.n_layers)
                + 2*a.n_layers*clog2(context) + 2*a.n_layers*clog2(a.d_ff)

@@ -23,9 +23,23 @@ def memory_activations_bytes(a: ArchNumbers, tokens: Num, act_bytes: Num = 2) ->
                + 2*act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
                + a.ffn_kind_plain*(-2*act_bytes*a.d_ff*a.n_layers
                + 2*act_bytes*a.d_ff*minimum(a.ffn_free_layers, a.n_layers))
-               + a.mla*(-2*act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
+               + a.linear_mamba*(-2*act_bytes*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*act_bytes*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 2*act_bytes*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 5*act_bytes*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + act_bytes*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + a.mla*(2*act_bytes*a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*act_bytes*a.kv_lora_rank*a.linear_mamba*minimum(a.linear_layers, a.n_layers)
                + 2*act_bytes*a.kv_lora_rank*a.n_layers
-               + 2*act_bytes*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*act_bytes*a.linear_mamba*a.n_heads*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*act_bytes*a.linear_mamba*a.q_lora_rank*a.qlora*minimum(a.linear_layers,
+               a.n_layers) + 2*act_bytes*a.n_heads*a.n_layers*a.v_head_dim
                + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
                + 4*a.dsa*a.index_topk*a.qlora*minimum(a.index_layers, a.n_layers))
                + a.moe*(2*act_bytes*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -39,7 +53,10 @@ def memory_activations_bytes(a: ArchNumbers, tokens: Num, act_bytes: Num = 2) ->
                - 2*act_bytes*a.d_ff*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 4*act_bytes*a.d_ff*a.first_dense_layers - 4*act_bytes*a.d_ff*a.n_layers
                + 4*act_bytes*a.d_ff*minimum(a.ffn_free_layers, a.n_layers)
+               + act_bytes*a.d_model*a.first_dense_layers*a.latent*a.top_k
                - act_bytes*a.d_model*a.first_dense_layers*a.top_k
+               - act_bytes*a.d_model*a.latent*a.n_layers*a.top_k
+               + act_bytes*a.d_model*a.latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + act_bytes*a.d_model*a.n_layers*a.top_k
                - act_bytes*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + 2*act_bytes*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
@@ -51,10 +68,25 @@ def memory_activations_bytes(a: ArchNumbers, tokens: Num, act_bytes: Num = 2) ->
                - 4*act_bytes*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 4*act_bytes*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 4*act_bytes*a.d_shared_expert*a.n_shared_experts*a.shared*
-               minimum(a.ffn_free_layers, a.n_layers) - 4*a.first_dense_layers*a.n_experts
-               + 4*a.n_experts*a.n_layers - 4*a.n_experts*minimum(a.ffn_free_layers, a.n_layers))
-               + 4*a.n_heads*a.n_layers + a.qk_norm*(act_bytes*a.head_dim*a.n_heads*a.n_layers
+               minimum(a.ffn_free_layers, a.n_layers)
+               - act_bytes*a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               - act_bytes*a.first_dense_layers*a.latent*a.moe_latent
+               + act_bytes*a.latent*a.moe_latent*a.n_layers*a.top_k
+               + act_bytes*a.latent*a.moe_latent*a.n_layers
+               - act_bytes*a.latent*a.moe_latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - act_bytes*a.latent*a.moe_latent*minimum(a.ffn_free_layers, a.n_layers)
+               - 4*a.first_dense_layers*a.n_experts + 4*a.n_experts*a.n_layers
+               - 4*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)) + 4*a.n_heads*a.n_layers
+               + a.qk_norm*(-act_bytes*a.head_dim*a.linear_mamba*a.n_heads*minimum(a.linear_layers,
+               a.n_layers)
+               - act_bytes*a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + act_bytes*a.head_dim*a.n_heads*a.n_layers
                + act_bytes*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.linear_mamba*a.n_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 4*a.linear_mamba*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_mamba*a.n_kv_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 4*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               - 8*a.linear_mamba*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                - 4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
                - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers
                + 8*a.n_layers*a.qk_norm_full)))

@@ -96,12 +96,25 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                + a.d_ff*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_ff*a.n_layers - 2*a.d_ff*minimum(a.ffn_free_layers, a.n_layers)
                + a.d_model*a.n_layers - a.d_model*minimum(a.ffn_free_layers, a.n_layers))
-               + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
-               - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
+               + a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.latent*a.top_k
+               + a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
+               + a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*a.top_k
+               - a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                + a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 3*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               a.n_layers) + 3*a.d_expert*a.d_model*a.first_dense_layers*a.latent*a.top_k
+               - 3*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               - 3*a.d_expert*a.d_model*a.latent*a.n_layers*a.top_k
+               + 3*a.d_expert*a.d_model*a.latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + 3*a.d_expert*a.d_model*a.n_layers*a.top_k
                - 3*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               + a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               - a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*a.top_k
+               + a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.top_k*
+               minimum(a.ffn_free_layers, a.n_layers)
+               - 3*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               + 3*a.d_expert*a.latent*a.moe_latent*a.n_layers*a.top_k
+               - 3*a.d_expert*a.latent*a.moe_latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                - a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
@@ -120,9 +133,13 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - 3*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
-               minimum(a.ffn_free_layers, a.n_layers) + a.d_model*a.first_dense_layers*a.mlp_bias
+               minimum(a.ffn_free_layers, a.n_layers)
+               - 2*a.d_model*a.first_dense_layers*a.latent*a.moe_latent
+               + a.d_model*a.first_dense_layers*a.mlp_bias
                - a.d_model*a.first_dense_layers*a.n_experts
                - a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
+               + 2*a.d_model*a.latent*a.moe_latent*a.n_layers
+               - 2*a.d_model*a.latent*a.moe_latent*minimum(a.ffn_free_layers, a.n_layers)
                - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.mlp_bias*minimum(a.ffn_free_layers,
                a.n_layers) + a.d_model*a.n_experts*a.n_layers
                - a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)

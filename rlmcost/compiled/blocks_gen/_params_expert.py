@@ -10,9 +10,12 @@ from rlmcost.compiled.runtime import div
 
 
 def params_expert(a: ArchNumbers, tp: Num = 1) -> Num:
-    """Parameters of one routed expert on a TP rank (blocks.params_ffn of width d_e) [elements]; 0
+    """Parameters of one routed expert on a TP rank (blocks.params_routed_expert) [elements]; 0
     for a dense model.
 
     tp: P_t tensor-parallel degree (1 = off).
     """
-    return div(a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain + 3*a.d_expert*a.d_model), tp)
+    return (div(a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.latent
+               - a.d_expert*a.d_model*a.ffn_kind_plain - 3*a.d_expert*a.d_model*a.latent
+               + 3*a.d_expert*a.d_model - a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent
+               + 3*a.d_expert*a.latent*a.moe_latent), tp))

@@ -21,9 +21,9 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
                + a.kv_lora_rank*a.norm_layernorm + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
                + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias)
-               + a.moe*(a.d_model*a.n_experts + a.d_model*a.shared*a.shared_expert_gate)
-               + a.qk_norm*(-2*a.head_dim*a.qk_norm_full + 2*a.head_dim))
-               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               + a.moe*(2*a.d_model*a.latent*a.moe_latent + a.d_model*a.n_experts
+               + a.d_model*a.shared*a.shared_expert_gate) + a.qk_norm*(-2*a.head_dim*a.qk_norm_full
+               + 2*a.head_dim)) + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
                + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
@@ -34,8 +34,11 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
                - a.head_dim*a.n_kv_heads*a.qk_norm*a.qk_norm_full
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.v_head_dim)
-               + a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
-               + 3*a.d_expert*a.d_model*a.n_experts
+               + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_experts
+               - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
+               - 3*a.d_expert*a.d_model*a.latent*a.n_experts + 3*a.d_expert*a.d_model*a.n_experts
+               - a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_experts
+               + 3*a.d_expert*a.latent*a.moe_latent*a.n_experts
                - a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared)
                + a.qk_norm*(a.head_dim*a.n_heads*a.qk_norm_full

@@ -15,8 +15,12 @@ def params_moe_per_layer(a: ArchNumbers, tp: Num = 1) -> Num:
 
     tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(tp*(a.moe*(a.d_model*a.n_experts + a.d_model*a.shared*a.shared_expert_gate))
-               + a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
-               + 3*a.d_expert*a.d_model*a.n_experts
+    return (div(tp*(a.moe*(2*a.d_model*a.latent*a.moe_latent + a.d_model*a.n_experts
+               + a.d_model*a.shared*a.shared_expert_gate))
+               + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_experts
+               - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
+               - 3*a.d_expert*a.d_model*a.latent*a.n_experts + 3*a.d_expert*a.d_model*a.n_experts
+               - a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_experts
+               + 3*a.d_expert*a.latent*a.moe_latent*a.n_experts
                - a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared), tp))

@@ -15,5 +15,8 @@ def params_routed_experts(a: ArchNumbers, tp: Num = 1) -> Num:
 
     tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
-               + 3*a.d_expert*a.d_model*a.n_experts), tp))
+    return (div(a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_experts
+               - a.d_expert*a.d_model*a.ffn_kind_plain*a.n_experts
+               - 3*a.d_expert*a.d_model*a.latent*a.n_experts + 3*a.d_expert*a.d_model*a.n_experts
+               - a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_experts
+               + 3*a.d_expert*a.latent*a.moe_latent*a.n_experts), tp))

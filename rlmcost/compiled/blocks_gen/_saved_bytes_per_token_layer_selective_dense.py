@@ -28,16 +28,34 @@ def saved_bytes_per_token_layer_selective_dense(
                - a.d_ff*fused_glu*minimum(a.ffn_free_layers, a.n_layers) - 2*a.d_ff*a.n_layers
                + 2*a.d_ff*minimum(a.ffn_free_layers, a.n_layers))
                + 2*a.head_dim*a.n_heads*a.n_layers + 2*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers
-               + 2*a.n_heads*a.n_layers*a.v_head_dim) + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers
-               + a.head_dim*a.n_kv_heads*a.n_layers))
+               + a.linear_mamba*(-2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               + 5*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + a.linear_value_heads*minimum(a.linear_layers, a.n_layers))
+               + a.mla*(2*a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.linear_mamba*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.v_head_dim)
+               + a.qk_norm*(-a.head_dim*a.linear_mamba*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - a.head_dim*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + a.head_dim*a.n_heads*a.n_layers + a.head_dim*a.n_kv_heads*a.n_layers))
                + tp*(act_bytes*a.d_model*a.n_layers*a.norms_per_layer
                + 2*act_bytes*a.d_model*a.n_layers
                - 2*act_bytes*a.d_model*minimum(a.ffn_free_layers, a.n_layers)
-               + a.mla*(2*act_bytes*a.kv_lora_rank*a.n_layers
-               + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
+               + a.mla*(-2*act_bytes*a.kv_lora_rank*a.linear_mamba*minimum(a.linear_layers,
+               a.n_layers) + 2*act_bytes*a.kv_lora_rank*a.n_layers
+               - 2*act_bytes*a.linear_mamba*a.q_lora_rank*a.qlora*minimum(a.linear_layers,
+               a.n_layers) + 2*act_bytes*a.n_layers*a.q_lora_rank*a.qlora
                + 4*a.dsa*a.index_topk*a.qlora*minimum(a.index_layers, a.n_layers))
-               + 8*a.n_layers*a.qk_norm*a.qk_norm_full)
-               + a.qk_norm*(-4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
+               + a.qk_norm*(-8*a.linear_mamba*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               + 8*a.n_layers*a.qk_norm_full))
+               + a.linear_mamba*(4*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + a.qk_norm*(4*a.linear_mamba*a.n_heads*a.qk_norm_full*minimum(a.linear_layers,
+               a.n_layers) - 4*a.linear_mamba*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_mamba*a.n_kv_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
+               - 4*a.linear_mamba*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*a.n_layers*a.qk_norm_full + 4*a.n_heads*a.n_layers
                - 4*a.n_kv_heads*a.n_layers*a.qk_norm_full + 4*a.n_kv_heads*a.n_layers),
                a.n_layers*tp))

@@ -137,13 +137,29 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)**2
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window))
-               + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + a.moe*(-4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*
+               a.latent*seq*a.top_k
+               + 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*seq*a.top_k
+               - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                + 4*a.d_expert*a.d_model*a.ffn_kind_plain*seq*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
-               + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               a.n_layers) + 12*a.d_expert*a.d_model*a.first_dense_layers*a.latent*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.latent*a.n_layers*seq*a.top_k
+               + 12*a.d_expert*a.d_model*a.latent*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
                - 12*a.d_expert*a.d_model*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
-               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 4*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*
+               a.moe_latent*seq*a.top_k
+               - 4*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               + 4*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - 12*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*seq*a.top_k
+               + 12*a.d_expert*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               - 12*a.d_expert*a.latent*a.moe_latent*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
                + 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                - 4*a.d_ff*a.d_model*a.ffn_kind_plain*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 12*a.d_ff*a.d_model*a.first_dense_layers*seq - 12*a.d_ff*a.d_model*a.n_layers*seq
@@ -158,8 +174,11 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 12*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
                - 12*a.d_model*a.d_shared_expert*a.n_shared_experts*seq*
                a.shared*minimum(a.ffn_free_layers, a.n_layers)
+               - 8*a.d_model*a.first_dense_layers*a.latent*a.moe_latent*seq
                - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 8*a.d_model*a.latent*a.moe_latent*a.n_layers*seq
+               - 8*a.d_model*a.latent*a.moe_latent*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_model*a.n_experts*a.n_layers*seq
                - 4*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate

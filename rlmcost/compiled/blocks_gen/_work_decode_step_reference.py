@@ -96,12 +96,26 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
-               + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
-               - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
+               + a.moe*(-2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*
+               a.latent*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*a.top_k
+               - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               a.n_layers) + 6*a.d_expert*a.d_model*a.first_dense_layers*a.latent*a.top_k
+               - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               - 6*a.d_expert*a.d_model*a.latent*a.n_layers*a.top_k
+               + 6*a.d_expert*a.d_model*a.latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_expert*a.d_model*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               + 2*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               - 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*a.top_k
+               + 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.top_k*
+               minimum(a.ffn_free_layers, a.n_layers)
+               - 6*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*a.top_k
+               + 6*a.d_expert*a.latent*a.moe_latent*a.n_layers*a.top_k
+               - 6*a.d_expert*a.latent*a.moe_latent*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
@@ -117,8 +131,11 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
                - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared*
                minimum(a.ffn_free_layers, a.n_layers)
+               - 4*a.d_model*a.first_dense_layers*a.latent*a.moe_latent
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.latent*a.moe_latent*a.n_layers
+               - 4*a.d_model*a.latent*a.moe_latent*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_experts*a.n_layers
                - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate

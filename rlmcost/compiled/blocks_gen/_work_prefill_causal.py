@@ -115,13 +115,29 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                -a.full_attention_layers + a.n_layers)
                - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
-               + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
+               + a.moe*(-2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*
+               a.latent*seqs*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*seqs*a.top_k
+               - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*seqs*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seqs*a.top_k
                + 2*a.d_expert*a.d_model*a.ffn_kind_plain*seqs*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
-               + 6*a.d_expert*a.d_model*a.n_layers*seqs*a.top_k
+               a.n_layers) + 6*a.d_expert*a.d_model*a.first_dense_layers*a.latent*seqs*a.top_k
+               - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
+               - 6*a.d_expert*a.d_model*a.latent*a.n_layers*seqs*a.top_k
+               + 6*a.d_expert*a.d_model*a.latent*seqs*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) + 6*a.d_expert*a.d_model*a.n_layers*seqs*a.top_k
                - 6*a.d_expert*a.d_model*seqs*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs
+               + 2*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*
+               a.moe_latent*seqs*a.top_k
+               - 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*seqs*a.top_k
+               + 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*seqs*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - 6*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*seqs*a.top_k
+               + 6*a.d_expert*a.latent*a.moe_latent*a.n_layers*seqs*a.top_k
+               - 6*a.d_expert*a.latent*a.moe_latent*seqs*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers*seqs - 6*a.d_ff*a.d_model*a.n_layers*seqs
@@ -136,8 +152,11 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seqs*a.shared
                - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*seqs*
                a.shared*minimum(a.ffn_free_layers, a.n_layers)
+               - 4*a.d_model*a.first_dense_layers*a.latent*a.moe_latent*seqs
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seqs
                - 2*a.d_model*a.first_dense_layers*seqs*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.latent*a.moe_latent*a.n_layers*seqs
+               - 4*a.d_model*a.latent*a.moe_latent*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_experts*a.n_layers*seqs
                - 2*a.d_model*a.n_experts*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate

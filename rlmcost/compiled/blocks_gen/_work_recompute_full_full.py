@@ -83,13 +83,29 @@ def work_recompute_full_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
                a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
-               + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + a.moe*(-2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*
+               a.latent*seq*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*seq*a.top_k
+               - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                + 2*a.d_expert*a.d_model*a.ffn_kind_plain*seq*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               a.n_layers) + 6*a.d_expert*a.d_model*a.first_dense_layers*a.latent*seq*a.top_k
+               - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               - 6*a.d_expert*a.d_model*a.latent*a.n_layers*seq*a.top_k
+               + 6*a.d_expert*a.d_model*a.latent*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
-               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 2*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*
+               a.moe_latent*seq*a.top_k
+               - 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               + 2*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - 6*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*seq*a.top_k
+               + 6*a.d_expert*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               - 6*a.d_expert*a.latent*a.moe_latent*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
                + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_ff*a.d_model*a.first_dense_layers*seq - 6*a.d_ff*a.d_model*a.n_layers*seq
@@ -104,8 +120,11 @@ def work_recompute_full_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
                - 6*a.d_model*a.d_shared_expert*a.n_shared_experts*seq*
                a.shared*minimum(a.ffn_free_layers, a.n_layers)
+               - 4*a.d_model*a.first_dense_layers*a.latent*a.moe_latent*seq
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.latent*a.moe_latent*a.n_layers*seq
+               - 4*a.d_model*a.latent*a.moe_latent*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_experts*a.n_layers*seq
                - 2*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate

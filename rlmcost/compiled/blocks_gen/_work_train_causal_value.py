@@ -146,13 +146,29 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)**2
                + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window))
-               + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + a.moe*(-6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*
+               a.latent*seq*a.top_k
+               + 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               + 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*seq*a.top_k
+               - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                + 6*a.d_expert*a.d_model*a.ffn_kind_plain*seq*a.top_k*minimum(a.ffn_free_layers,
-               a.n_layers) - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
-               + 18*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               a.n_layers) + 18*a.d_expert*a.d_model*a.first_dense_layers*a.latent*seq*a.top_k
+               - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               - 18*a.d_expert*a.d_model*a.latent*a.n_layers*seq*a.top_k
+               + 18*a.d_expert*a.d_model*a.latent*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) + 18*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
                - 18*a.d_expert*a.d_model*seq*a.top_k*minimum(a.ffn_free_layers, a.n_layers)
-               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 6*a.d_expert*a.ffn_kind_plain*a.first_dense_layers*a.latent*
+               a.moe_latent*seq*a.top_k
+               - 6*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               + 6*a.d_expert*a.ffn_kind_plain*a.latent*a.moe_latent*seq*
+               a.top_k*minimum(a.ffn_free_layers, a.n_layers)
+               - 18*a.d_expert*a.first_dense_layers*a.latent*a.moe_latent*seq*a.top_k
+               + 18*a.d_expert*a.latent*a.moe_latent*a.n_layers*seq*a.top_k
+               - 18*a.d_expert*a.latent*a.moe_latent*seq*a.top_k*minimum(a.ffn_free_layers,
+               a.n_layers) - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
                + 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                - 6*a.d_ff*a.d_model*a.ffn_kind_plain*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 18*a.d_ff*a.d_model*a.first_dense_layers*seq - 18*a.d_ff*a.d_model*a.n_layers*seq
@@ -167,8 +183,11 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 18*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
                - 18*a.d_model*a.d_shared_expert*a.n_shared_experts*seq*
                a.shared*minimum(a.ffn_free_layers, a.n_layers)
+               - 12*a.d_model*a.first_dense_layers*a.latent*a.moe_latent*seq
                - 6*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 6*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 12*a.d_model*a.latent*a.moe_latent*a.n_layers*seq
+               - 12*a.d_model*a.latent*a.moe_latent*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_model*a.n_experts*a.n_layers*seq
                - 6*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate

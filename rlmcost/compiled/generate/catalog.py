@@ -54,11 +54,11 @@ def blocks() -> list[Block]:
               "Parameters of one dense FFN on a TP rank, biases per mlp_bias "
               "(blocks.params_ffn) [elements].", tp1),
         Block("params_expert", ("tp",),
-              lambda a, s: bl.params_ffn(shard(a, s), shard(a, s).d_expert),
-              "Parameters of one routed expert on a TP rank (blocks.params_ffn of width d_e) "
+              lambda a, s: bl.params_routed_expert(shard(a, s)),
+              "Parameters of one routed expert on a TP rank (blocks.params_routed_expert) "
               "[elements]; 0 for a dense model.", tp1),
         Block("params_routed_experts", ("tp",),
-              lambda a, s: shard(a, s).n_experts * bl.params_ffn(shard(a, s), shard(a, s).d_expert),
+              lambda a, s: shard(a, s).n_experts * bl.params_routed_expert(shard(a, s)),
               "Parameters of all E routed experts of one MoE layer on a TP rank (as "
               "parallel.memory.stage_params counts them) [elements].", tp1),
         Block("params_moe_per_layer", ("tp",),

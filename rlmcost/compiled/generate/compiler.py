@@ -90,8 +90,8 @@ class Compiler:
 
         kw: dict[str, Any] = {"name": "generated"}
         kw.update({n: values[n] for n in self.fields.ints})
-        for flag, parent in (("moe", None), ("shared", "moe"), ("mla", None), ("qlora", "mla"),
-                             ("swa", None), ("dsa", None)):  # fmt: skip
+        for flag, parent in (("moe", None), ("shared", "moe"), ("latent", "moe"), ("mla", None),
+                             ("qlora", "mla"), ("swa", None), ("dsa", None)):  # fmt: skip
             if flag not in on and (parent is None or parent in on):
                 kw.update(
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
@@ -109,6 +109,8 @@ class Compiler:
 
         if "shared" in on and "moe" not in on:  # shared experts need experts
             on = on - {"shared"}
+        if "latent" in on and "moe" not in on:  # a latent MoE needs experts
+            on = on - {"latent"}
         if "qlora" in on and "mla" not in on:  # a query latent needs MLA
             on = on - {"qlora"}
         if "dsa" in on and "qlora" not in on:  # the indexer reads the query latent

@@ -17,8 +17,9 @@ from rlmcost.frozen import dataclass
 
 STRUCTURAL = {
     "moe": ("n_experts", "top_k", "d_expert", "n_shared_experts", "d_shared_expert",
-            "first_dense_layers"),
+            "first_dense_layers", "moe_latent"),
     "shared": ("n_shared_experts", "d_shared_expert"),
+    "latent": ("moe_latent",),
     "mla": ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
             "v_head_dim"),
     "qlora": ("q_lora_rank",),
@@ -26,11 +27,12 @@ STRUCTURAL = {
     "dsa": ("index_topk", "index_heads", "index_head_dim", "index_layers"),
 }  # fmt: skip
 """Structural flags: the ``Arch`` fields that are off when the flag is off (a dense model has no
-experts; a MoE model without shared experts has none of their fields; a model without
+experts; a MoE model without shared experts has none of their fields, one without a latent
+(``latent``: Nemotron 3 Super's latent MoE) no ``moe_latent``; a model without
 multi-head latent attention has no latent ranks or MLA head widths, an MLA model without a
 query latent has no ``q_lora_rank``, a model without sliding-window attention has no window
 and no full-attention layer count, and one without DeepSeek Sparse Attention no indexer).
-``shared`` implies ``moe``, ``qlora`` implies ``mla``, ``dsa`` implies ``qlora``.
+``shared`` and ``latent`` imply ``moe``, ``qlora`` implies ``mla``, ``dsa`` implies ``qlora``.
 ``blocks`` tests these fields with ``arch.is_moe`` / ``is_zero`` / ``arch.is_mla`` /
 ``q_lora_rank is None`` / ``arch.has_window``. Off means 0, except the latent ranks and the
 window, which are None (``Arch``'s sentinel for "not MLA" / "no query latent" / "no window")."""
@@ -38,8 +40,9 @@ window, which are None (``Arch``'s sentinel for "not MLA" / "no query latent" / 
 NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank", "sliding_window", "index_topk")
 """Structural fields whose off value is None rather than 0."""
 
-TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "mla": "kv_lora_rank",
-            "qlora": "q_lora_rank", "swa": "sliding_window", "dsa": "index_topk"}  # fmt: skip
+TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "latent": "moe_latent",
+            "mla": "kv_lora_rank", "qlora": "q_lora_rank", "swa": "sliding_window",
+            "dsa": "index_topk"}  # fmt: skip
 """The field whose zero-test each structural flag stands for. A block that zero-tests another
 field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
