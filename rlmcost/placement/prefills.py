@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.frozen import dataclass
-from rlmcost.placement.paged import Segment, prefill_flops
+from rlmcost.placement.paged import prefill_flops
 from rlmcost.placement.prefix_share import PrefixShare, hits, tail_flops
+from rlmcost.placement.replay_state import Row
 
 if TYPE_CHECKING:
     from rlmcost.perf.generation import Engine
@@ -69,28 +70,32 @@ class Prefills:
 
 
 def prefills(
-    arch: Arch, prompt: int, segs: Sequence[Segment], cost: DecodeCost,
+    arch: Arch, prompt: int, segs: Sequence[Row], cost: DecodeCost,
     paged: Paged | TokenPool | None, stream_share: PrefixShare | None = None,
 ) -> Prefills:  # fmt: skip
-    """The prefill phases of ``segs`` (module docstring); ``paged`` carries the attention
+    """The prefill phases of ``segs`` (module docstring; :class:`~rlmcost.placement.
+    replay_state.Segment`'s fields, as plain tuples); ``paged`` carries the attention
     convention of the recomputations and the engine's prefix sharing (None: neither);
     ``stream_share``: the sharing of an engine without a paged pool (a stream's slots)."""
     share = paged.share if paged is not None else stream_share
-    if share is None or share.group == 1:  # nothing shared: ``hits``' zeros
-        cached = [0] * len(segs)
-    else:
-        cached = hits([(s.seq, s.start, s.end, s.context) for s in segs], prompt, share)
-    fresh: Counter[int] = Counter()
     again: dict[int, list[int]] = {}
     tails: dict[int, list[tuple[int, int]]] = {}  # step -> (context, cached tokens)
-    for s, hit in zip(segs, cached, strict=True):
-        if hit:
-            tails.setdefault(s.start, []).append((s.context, hit))
-        elif s.context == prompt:
-            fresh[s.start] += 1
-        else:
-            again.setdefault(s.start, []).append(s.context)
-    return phases(arch, prompt, cost, paged, share, fresh, again, tails)
+    fresh_at: list[int] = []  # the admission step of each whole prompt
+    if share is None or share.group == 1:  # nothing shared: ``hits``' zeros
+        for _, start, _, context, _ in segs:
+            if context == prompt:
+                fresh_at.append(start)
+            else:
+                again.setdefault(start, []).append(context)
+    else:
+        for (_, start, _, context, _), hit in zip(segs, hits(segs, prompt, share), strict=True):
+            if hit:
+                tails.setdefault(start, []).append((context, hit))
+            elif context == prompt:
+                fresh_at.append(start)
+            else:
+                again.setdefault(start, []).append(context)
+    return phases(arch, prompt, cost, paged, share, Counter(fresh_at), again, tails)
 
 
 def phases(

@@ -100,9 +100,9 @@ class PrefixShare:
         return GroupHolders(self.group)
 
 
-def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
+def hits(segments: Sequence[Sequence[int]], prompt: int,
          share: PrefixShare | None) -> list[int]:  # fmt: skip
-    """Per segment ``(seq, start, end, context)`` (a :class:`~rlmcost.placement.paged.Segment`'s
+    """Per segment ``(seq, start, end, ...)`` (a :class:`~rlmcost.placement.paged.Segment`'s
     fields; ``seq`` in arrival order), the tokens of its (re)prefill that its group's cached
     prompt covers: :meth:`PrefixShare.hit` when a sibling runs at its admission (started
     before it, or in the same step before it where ``same_step``, and ends after it), else 0.
@@ -123,7 +123,7 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
     hit, group, same_step = share.hit(prompt), share.group, share.same_step
     keys = [(s[1], s[0]) for s in segments]  # (start, seq)
     for k in sorted(range(len(segments)), key=keys.__getitem__):
-        seq, start, end, _ = segments[k]
+        seq, start, end = segments[k][:3]
         g = seq // group
         before, step, at_step = seen.get(g, (-1, start, -1))
         if step < start:
