@@ -18,11 +18,16 @@ earliest freed (the lowest on a tie)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kv_replay import H100
 
+from rlmcost.choices import AttnCounting, Dtype
+from rlmcost.compiled.blocks import work_prefill
 from rlmcost.placement.paged import Paged, paged_admit
 from rlmcost.placement.prefix_share import PrefixShare
 
@@ -107,3 +112,37 @@ def test_one_length_under_pressure_preempts_in_waves():
     assert s.preemptions > 12 and peak == 12
     ends = [x[2] for x in segs if x[2] < 32]
     assert max(ends.count(e) for e in set(ends)) > 1  # a wave: several preempted in one step
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lengths=st.lists(st.sampled_from([6, 17, 32, 40]), min_size=2, max_size=24),
+    prompt=st.integers(1, 40),
+    pool=st.integers(0, 900),
+    group=st.sampled_from([1, 2, 4]),
+    counting=st.sampled_from(list(AttnCounting)),
+)  # fmt: skip
+def test_prefill_phases_with_numpy_equal_the_python_sums(lengths, prompt, pool, group, counting):
+    # the prefill phases of a replay's segments (placement.prefills): classified and summed
+    # per step with numpy equal the per-segment Python form exactly (FLOPs as fsum of the
+    # exact integers, bytes, recomputed and spared FLOPs, the engine's predicted seconds)
+    pytest.importorskip("numpy")
+    from kv_replay import ARCH, COST
+
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+    from rlmcost.placement import prefills as pf
+
+    share = PrefixShare(group, 4, counting=counting) if group > 1 else None
+    paged = Paged(pool, 4, counting, share)
+    rows = paged_admit(lengths, prompt, 8, paged).rows
+    cost = dataclasses.replace(COST, prefill_flops=int(work_prefill(ARCH, prompt, 1, counting)))
+    fast = pf._numpy_prefills(ARCH, prompt, rows, cost, paged, share)
+    assert fast is not None  # every sum far below 2^53 here
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "use_numpy", lambda segments: False)
+        slow = pf.prefills(ARCH, prompt, rows, cost, paged)
+    assert fast == slow
+    engine = Engine(ARCH, Device(H100, Dtype.BF16), tp=1)
+    bounds = [0.0] * len(slow.steps)
+    assert fast.predicted_s(engine, prompt, bounds) == slow.predicted_s(engine, prompt, bounds)

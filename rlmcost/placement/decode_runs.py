@@ -110,6 +110,11 @@ def bounds_of(change: Counter[int], context_change: Counter[int]) -> Bounds:
     return Bounds(steps, [change[x] for x in steps], [context_change[x] for x in steps])
 
 
+def use_numpy(segments: int) -> bool:
+    """Whether a timeline's segments are summed with numpy (:data:`NUMPY_SEGMENTS`)."""
+    return segments >= NUMPY_SEGMENTS or (segments > 64 and "numpy" in sys.modules)
+
+
 def segment_bounds(starts: Sequence[int], ends: Sequence[int], contexts: Sequence[int]
                    ) -> Bounds:  # fmt: skip
     """:class:`Bounds` of segments by their columns (``Segment.start``, ``end``, ``context``):
@@ -119,7 +124,7 @@ def segment_bounds(starts: Sequence[int], ends: Sequence[int], contexts: Sequenc
     is loaded, where the contexts stay far inside int64; else dictionaries in Python."""
     k = len(starts)
     top = max(contexts) + max(ends) + 1 if k else 0
-    if (k >= NUMPY_SEGMENTS or (k > 64 and "numpy" in sys.modules)) and top * 2 * k < INT64_SAFE:
+    if use_numpy(k) and top * 2 * k < INT64_SAFE:
         import numpy as np
 
         st, en, cx = (np.array(x, dtype=np.int64) for x in (starts, ends, contexts))

@@ -132,11 +132,14 @@ def paged_admit(
     handout = Handout(n, call)
     waiting = handout.waiting
     handout.hand()
-    free = [(0, s) for s in range(cap)]  # (freed at, slot), a heap
+    # heaps of plain ints (one comparison in C, not a tuple's): the free slots as freed at x
+    # cap + slot, the finishes as end x n + seq (stale after a preemption: ``ends`` says)
+    free = list(range(cap))
+    finishes: list[int] = []
+    ends = [-1] * n  # the end of each running sequence's segment (-1: not running)
     # running, admission order (LIFO preemption: popitem): seq -> (start, generated, slot,
-    # end, q, r)
-    running: dict[int, tuple[int, int, int, int, int, int]] = {}
-    finishes: list[tuple[int, int]] = []  # (end, seq), a heap; stale after a preemption
+    # q, r)
+    running: dict[int, tuple[int, int, int, int, int]] = {}
     out: list[Row] = []  # the segments as plain tuples
     t = preemptions = peak = done = nrun = 0
     evicted: list[tuple[int, int]] = []
@@ -161,19 +164,19 @@ def paged_admit(
                 hold[g] = held + 1
                 if not held:
                     live += 1
-                end = t + lengths[i] - gen
-                running[i] = (t, gen, heappop(free)[1], end, q, r)
-                heappush(finishes, (end, i))
+                end = ends[i] = t + lengths[i] - gen
+                running[i] = (t, gen, heappop(free) % cap, q, r)
+                heappush(finishes, end * n + i)
                 nrun += 1
                 nxt += extra
             peak = max(peak, nrun)
         # the next event: a finish, or the step before the one the pool cannot hold
         while True:
-            t_next, i = finishes[0]
-            e = running.get(i)
-            if e is not None and e[3] == t_next:
+            t_next, i = divmod(finishes[0], n)
+            if ends[i] == t_next:
                 break
             heappop(finishes)  # a preempted sequence's stale finish
+        finish = t_next
         if nrun > 1:
             m, v = divmod(t_next, b)
             if hq + nrun * m + (sum(count[b - v:]) if v else 0) + live * sb > pool:
@@ -186,19 +189,18 @@ def paged_admit(
                     t_next = fits_until(_pool_at(count, hq, nrun, live * sb), t, t_next, pool)
         t = t_next  # > t: the step after an admission or preemption fits
         # finishes at t, then preemption: the newest leave until the next step fits
-        while finishes and finishes[0][0] <= t:
-            end, i = heappop(finishes)
-            e = running.get(i)
-            if e is not None and e[3] == end:
-                del running[i]
-                start, gen, slot, _, q, r = e
+        while t == finish and finishes and finishes[0] < (t + 1) * n:
+            end, i = divmod(heappop(finishes), n)
+            if ends[i] == end:
+                ends[i] = -1
+                start, gen, slot, q, r = running.pop(i)
                 hq -= q
                 count[r] -= 1
                 g = i // group
                 hold[g] -= 1
                 if not hold[g]:
                     live -= 1
-                heappush(free, (t, slot))
+                heappush(free, t * cap + slot)
                 out.append((i, start, t, prompt + gen, slot))
                 nrun -= 1
                 done += 1
@@ -206,7 +208,8 @@ def paged_admit(
         nxt = hq + nrun * m + (sum(count[b - v:]) if v else 0) + live * sb
         evicted = []
         while nrun > 1 and nxt > pool:
-            i, (start, gen, slot, _, q, r) = running.popitem()  # the newest
+            i, (start, gen, slot, q, r) = running.popitem()  # the newest
+            ends[i] = -1
             nxt -= (q * b + r + t + 1) // b  # its blocks at step t + 1
             hq -= q
             count[r] -= 1
@@ -215,7 +218,7 @@ def paged_admit(
             if not hold[g]:
                 live -= 1
                 nxt -= sb
-            heappush(free, (t, slot))
+            heappush(free, t * cap + slot)
             out.append((i, start, t, prompt + gen, slot))
             nrun -= 1
             evicted.append((i, gen + t - start))
