@@ -47,12 +47,14 @@ on H100s): importing numpy 0.13 s; the Python loop 11-18 us per run (``grpo -m 8
 with an engine's prediction (even at 64 runs, ahead at 256). The numeric queries that
 tests/test_compiled_invocation.py keeps free of numpy have at most 832 runs."""
 
-NUMPY_SEGMENTS = 4096
-"""Segments from which :func:`segment_bounds` sums the changes by step with numpy (numpy not
-loaded yet; once it is, from 64). Measured (CPU seconds, CPython 3.11.7, numpy 2, the 2-core
-development machine, December 2026): 0.5 us per segment in the dictionaries, 0.1 us in numpy,
-plus the import's 0.13 s; a replay under KV pressure has 10^4 - 10^5 segments per timeline
-(``grpo -m 8b --gpus 16 -B 512 -K 16 -T 8192``: 2,500 - 69,000)."""
+NUMPY_SEGMENTS = 65536
+"""Segments of a timeline from which its changes by step (:func:`segment_bounds`) and its
+prefill phases (:mod:`rlmcost.placement.prefills`) are summed with numpy while numpy is not
+loaded yet (once it is, from 64). Measured (CPU seconds, CPython 3.11.7, numpy 2, the 2-core
+development machine under load, December 2026, a 69,198-segment replay of ``grpo -m 8b --gpus
+16 -B 512 -K 16 -T 8192 --placement async``): the changes by step 0.87 us per segment in
+dictionaries, 0.23 us with numpy; the prefill phases 2.0 and 0.57 us; importing numpy 0.13 s:
+ahead from about 60,000 segments."""
 
 _LOOPED = [0]  # runs summed by the Python loop at the datasheet peak in this process
 

@@ -181,7 +181,9 @@ def _numpy_prefills(
                 return None
             work[kind] = np.array(each, dtype=np.int64)[where]
     steps, at = np.unique(start, return_inverse=True)
-    if int(work.max()) * int(np.bincount(at).max()) >= EXACT_FLOAT:  # a step's sum
+    rough = np.zeros(len(steps))
+    np.add.at(rough, at, work.astype(np.float64))  # each step's sum within 1e-12
+    if len(steps) and rough.max() >= EXACT_FLOAT / 2:  # a step's sum may reach 2^53
         return None
 
     def per_step(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
