@@ -146,3 +146,25 @@ def test_prefill_phases_with_numpy_equal_the_python_sums(lengths, prompt, pool, 
     engine = Engine(ARCH, Device(H100, Dtype.BF16), tp=1)
     bounds = [0.0] * len(slow.steps)
     assert fast.predicted_s(engine, prompt, bounds) == slow.predicted_s(engine, prompt, bounds)
+
+
+def test_a_phase_past_2_to_the_53_flops_sums_exactly_with_numpy():
+    # 40 recomputed contexts in one step, each of odd FLOPs near 2^49 (a stand-in for the
+    # compiled count, whose values are multiples of 1024): their sum passes 2^53, where adding
+    # floats one by one rounds; the Python form's fsum (correctly rounded) of the exact
+    # integers equals float() of their int64 sum, the numpy form's (prefills.EXACT_FLOAT)
+    from kv_replay import ARCH, COST
+
+    from rlmcost.placement import prefills as pf
+
+    rows = [(i, 5, 9, 1000 + 37 * i, i) for i in range(40)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "prefill_flops", lambda *_: lambda c: 2**49 + c * c + 1)
+        fast = pf._numpy_prefills(ARCH, 10, rows, COST, Paged(10**9, 4), None)
+        assert fast is not None and fast.flops[0] > 2**53
+        mp.setattr(pf, "use_numpy", lambda segments: False)
+        assert fast == pf.prefills(ARCH, 10, rows, COST, Paged(10**9, 4))
+    one_by_one = 0.0
+    for c in range(1000, 1000 + 37 * 40, 37):
+        one_by_one += float(2**49 + c * c + 1)
+    assert fast.flops[0] != one_by_one  # the case this checks: a float loop would round

@@ -11,8 +11,8 @@ prefix's, the same bytes as a whole prompt), and with an engine the predicted se
 
 Many segments (a replay under KV pressure: 10^4 - 10^5 per timeline) are classified and summed
 per step with numpy (:func:`_numpy_prefills`, :func:`~rlmcost.placement.prefix_share.
-hits_numpy`): the FLOPs of a phase are its segments' exact integers summed in int64, equal to
-their ``fsum`` as floats while every sum stays below 2^53 (else the Python form).
+hits_numpy`): the FLOPs of a phase are its segments' exact integers summed in int64, then
+rounded once, which is their ``fsum`` (:data:`EXACT_FLOAT`; else the Python form).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.frozen import dataclass
-from rlmcost.placement.decode_runs import use_numpy
+from rlmcost.placement.decode_runs import INT64_SAFE, use_numpy
 from rlmcost.placement.paged import prefill_flops
 from rlmcost.placement.prefix_share import PrefixShare, hits, hits_numpy, tail_flops
 from rlmcost.placement.replay_state import Row
@@ -36,8 +36,9 @@ if TYPE_CHECKING:
     from rlmcost.placement.sglang_admit import TokenPool
 
 EXACT_FLOAT = 2**53
-"""Integers up to which float64 holds every one exactly (IEEE 754 binary64, 53-bit
-significand): a sum of such FLOP counts below it is its ``fsum``."""
+"""Integers below which float64 holds every one exactly (IEEE 754 binary64, 53-bit
+significand): the ``fsum`` of such FLOP counts, correctly rounded (``math.fsum``), is ``float``
+of their exact integer sum (Python rounds an int to the nearest float, ties to even)."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,8 @@ def _numpy_prefills(
 ) -> Prefills | None:  # fmt: skip
     """:func:`prefills` with numpy (module docstring): each segment's kind (a whole prompt, a
     tail after its group's cached prompt, a recomputed context) and exact FLOPs (of each
-    distinct context once), summed per admission step in int64. None where a step's FLOPs or
-    bytes could reach 2^53 (the Python form then)."""
+    distinct context once), summed per admission step in int64. None where a segment's FLOPs
+    reach 2^53 or a step's sum could leave int64 (the Python form then)."""
     import numpy as np
 
     table = np.array(segs, dtype=np.int64).reshape(len(segs), 5)
@@ -183,7 +184,7 @@ def _numpy_prefills(
     steps, at = np.unique(start, return_inverse=True)
     rough = np.zeros(len(steps))
     np.add.at(rough, at, work.astype(np.float64))  # each step's sum within 1e-12
-    if len(steps) and rough.max() >= EXACT_FLOAT / 2:  # a step's sum may reach 2^53
+    if len(steps) and rough.max() >= INT64_SAFE:  # a step's sum may leave int64
         return None
 
     def per_step(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -192,7 +193,9 @@ def _numpy_prefills(
         return out
 
     n_fresh, summed = per_step(np.ones_like(start), fresh), per_step(work, tail | again)
-    flops = n_fresh.astype(np.float64) * float(cost.prefill_flops) + summed.astype(np.float64)
+    # a step's exact sum rounded once: its fsum (each term exact below 2^53)
+    flops = [float(f) * cost.prefill_flops + float(x)
+             for f, x in zip(n_fresh.tolist(), summed.tolist(), strict=True)]  # fmt: skip
     kv = cost.kv_bytes_per_token
     memory = (cost.weight_bytes + kv * prompt * n_fresh.astype(np.float64)
               + kv * per_step(context, tail | again).astype(np.float64))  # fmt: skip
@@ -202,6 +205,6 @@ def _numpy_prefills(
     return Prefills(
         steps.tolist(), n_fresh.tolist(), per_step(context - hit, tail).tolist(),
         per_step(context, again).tolist(), per_step(np.ones_like(start), again).tolist(),
-        flops.tolist(), memory.tolist(), sum(per_step(work, again | redone).tolist()), spared,
+        flops, memory.tolist(), sum(per_step(work, again | redone).tolist()), spared,
         cached,
     )  # fmt: skip
