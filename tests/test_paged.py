@@ -291,7 +291,7 @@ def test_last_step_within_a_limit_is_the_brute_force_one(contexts, block, u0, ex
     # the blocks held only grow with the step, so the last step within a limit is found in
     # closed form (_Blocks.last_within); here by walking the steps one by one, counting
     # ceil((a + u) / block) per sequence as the scheduler does
-    from rlmcost.placement.paged import _Blocks
+    from rlmcost.placement.replay_state import _Blocks
 
     held = _Blocks(block)
     for a in contexts:

@@ -26,7 +26,7 @@ from rlmcost.deployment.spec import EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.placement.paged import Paged, Segment, paged_admit
 from rlmcost.placement.prefills import prefills
-from rlmcost.placement.prefix_share import PrefixShare, hits, tail_flops
+from rlmcost.placement.prefix_share import PrefixShare, hits, hits_numpy, tail_flops
 from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
 from rlmcost.placement.sglang_admit import TokenPool, sglang_admit
 from rlmcost.timing import Roofline
@@ -78,7 +78,7 @@ def test_k_samples_prefill_one_prompt_plus_k_tails(counting):
     tail = _hand_tail(prompt, 96, counting)
     assert pre.steps == [0] and pre.flops == [float(one + (k - 1) * tail)]
     assert pre.shared_flops == (k - 1) * (one - tail) and pre.recompute_flops == 0
-    assert pre.tails == {0: [4, 4, 4]} and pre.fresh[0] == 1
+    assert pre.tail_tokens == [3 * 4] and pre.fresh == [1]  # three tails of 4 own tokens
     # the same without sharing: K whole prompts
     off = prefills(ARCH, prompt, segs, cost, Paged(10**6, 16, counting))
     assert off.flops == [float(k * one)] and off.shared_flops == 0
@@ -123,7 +123,12 @@ def test_hits_is_its_rule_over_every_pair(spans, group, same_step):
     # segments of samples 0, 1, 2 ... in turn (a sample may come back: readmitted later)
     segs = [(i % (2 * group), s, s + n, 10) for i, (s, n) in enumerate(spans)]
     share = PrefixShare(group, 4, same_step=same_step)
-    assert hits(segs, 10, share) == _hits_by_definition(segs, 10, share)
+    np = pytest.importorskip("numpy")
+    expected = _hits_by_definition(segs, 10, share)
+    assert hits(segs, 10, share) == expected
+    # the same rule column by column with numpy (the timeline's form for many segments)
+    seq, start, end, _ = (np.array(c, dtype=np.int64) for c in zip(*segs, strict=True))
+    assert hits_numpy(seq, start, end, share.hit(10), group, same_step).tolist() == expected
 
 
 def test_hits_of_a_large_group_in_one_pass():

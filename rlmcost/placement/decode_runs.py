@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from math import fsum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -46,6 +47,15 @@ on H100s): importing numpy 0.13 s; the Python loop 11-18 us per run (``grpo -m 8
 with an engine's prediction (even at 64 runs, ahead at 256). The numeric queries that
 tests/test_compiled_invocation.py keeps free of numpy have at most 832 runs."""
 
+NUMPY_SEGMENTS = 65536
+"""Segments of a timeline from which its changes by step (:func:`segment_bounds`) and its
+prefill phases (:mod:`rlmcost.placement.prefills`) are summed with numpy while numpy is not
+loaded yet (once it is, from 64). Measured (CPU seconds, CPython 3.11.7, numpy 2, the 2-core
+development machine under load, December 2026, a 69,198-segment replay of ``grpo -m 8b --gpus
+16 -B 512 -K 16 -T 8192 --placement async``): the changes by step 0.87 us per segment in
+dictionaries, 0.23 us with numpy; the prefill phases 2.0 and 0.57 us; importing numpy 0.13 s:
+ahead from about 60,000 segments."""
+
 _LOOPED = [0]  # runs summed by the Python loop at the datasheet peak in this process
 
 INT64_SAFE = 2**62
@@ -67,6 +77,77 @@ class Run(NamedTuple):
     bound_s: float  # sum of the steps' roofline bounds
     idle_s: float  # sum of bound - compute: compute seconds left unused
     end_s: float  # the replica's time when the run's last step ends (prefills included)
+
+
+class Runs(NamedTuple):
+    """The runs of a timeline column by column (:class:`Run`'s fields, one tuple each): what
+    :func:`bound_runs` makes, and :meth:`rows` the :class:`Run` tuples, made when a report
+    reads them (a replay under KV pressure has 10^4 - 10^5 runs per timeline)."""
+
+    first: tuple[int, ...]
+    last: tuple[int, ...]
+    active: tuple[int, ...]
+    context: tuple[int, ...]
+    bound_s: tuple[float, ...]
+    idle_s: tuple[float, ...]
+    end_s: tuple[float, ...]
+
+    def rows(self) -> list[Run]:
+        return list(map(Run._make, zip(*self, strict=True)))
+
+
+class Bounds(NamedTuple):
+    """The steps after which the in-flight count or the contexts' sum changes (ascending; a
+    step with no net change still ends a run), with the changes there: Python lists, or int64
+    arrays (:func:`segment_bounds` of many segments)."""
+
+    steps: Any
+    change: Any
+    context_change: Any
+
+
+def bounds_of(change: Counter[int], context_change: Counter[int]) -> Bounds:
+    """:class:`Bounds` of the changes by step."""
+    steps = sorted(change.keys() | context_change.keys())
+    return Bounds(steps, [change[x] for x in steps], [context_change[x] for x in steps])
+
+
+def use_numpy(segments: int) -> bool:
+    """Whether a timeline's segments are summed with numpy (:data:`NUMPY_SEGMENTS`)."""
+    return segments >= NUMPY_SEGMENTS or (segments > 64 and "numpy" in sys.modules)
+
+
+def segment_bounds(starts: Sequence[int], ends: Sequence[int], contexts: Sequence[int]
+                   ) -> Bounds:  # fmt: skip
+    """:class:`Bounds` of segments by their columns (``Segment.start``, ``end``, ``context``):
+    one more in flight after its start step, its first decode attending ``context`` + 1
+    positions; one less after its end step, less ``context`` + 1 + its steps. With numpy
+    (sorted once, summed per step in int64) from :data:`NUMPY_SEGMENTS` segments or when numpy
+    is loaded, where the contexts stay far inside int64; else dictionaries in Python."""
+    k = len(starts)
+    top = max(contexts) + max(ends) + 1 if k else 0
+    if use_numpy(k) and top * 2 * k < INT64_SAFE:
+        import numpy as np
+
+        st, en, cx = (np.array(x, dtype=np.int64) for x in (starts, ends, contexts))
+        step = np.concatenate([st, en])
+        order = np.argsort(step, kind="stable")
+        step = step[order]
+        first = np.flatnonzero(np.concatenate([[True], step[1:] != step[:-1]]))
+        ones = np.ones(k, dtype=np.int64)
+        in_flight = np.add.reduceat(np.concatenate([ones, -ones])[order], first)
+        grown = np.concatenate([cx + 1, -(cx + 1 + en - st)])
+        return Bounds(step[first], in_flight, np.add.reduceat(grown[order], first))
+    change: dict[int, int] = {}
+    context: dict[int, int] = {}
+    for s0, s1, c in zip(starts, ends, contexts, strict=True):
+        change[s0] = change.get(s0, 0) + 1
+        change[s1] = change.get(s1, 0) - 1
+        context[s0] = context.get(s0, 0) + c + 1
+        context[s1] = context.get(s1, 0) - (c + 1 + s1 - s0)
+    steps = sorted(change)
+    return Bounds(steps, list(map(change.__getitem__, steps)),
+                  list(map(context.__getitem__, steps)))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,31 +229,45 @@ def decode_runs(
     engine: Engine | None,
     vectorize: bool | None = None,
 ) -> tuple[list[Run], list[float]]:
-    """The runs between the bounds (the steps after which ``change`` and ``context_change``
-    change the in-flight count and the contexts' sum; a bound with no net change still ends a
-    run), with each admission step's prefill seconds (``prefill_before``) on the clock, and
-    the totals over the runs (compute, memory, bound, compute-bound, predicted seconds).
-    ``vectorize``: numpy (True), Python (False), or by the number of runs (None: from
-    :data:`NUMPY_RUNS` at the datasheet peak)."""
-    bounds = sorted(change.keys() | context_change.keys())
+    """:func:`bound_runs` of the changes by step (``change``: in flight, ``context_change``:
+    the contexts' sum, after each step), its runs as :class:`Run` tuples."""
+    runs, totals = bound_runs(bounds_of(change, context_change), prefill_before, roofline, cost,
+                              engine, vectorize)  # fmt: skip
+    return runs.rows(), totals
+
+
+def bound_runs(
+    bounds: Bounds,
+    prefill_before: dict[int, float],
+    roofline: Roofline,
+    cost: DecodeCost,
+    engine: Engine | None,
+    vectorize: bool | None = None,
+) -> tuple[Runs, list[float]]:
+    """The runs between the bounds (:class:`Bounds`), with each admission step's prefill
+    seconds (``prefill_before``) on the clock, and the totals over the runs (compute, memory,
+    bound, compute-bound, predicted seconds). ``vectorize``: numpy (True), Python (False), or
+    by the number of runs (None: from :data:`NUMPY_RUNS` at the datasheet peak)."""
+    n_bounds = len(bounds.steps)
     peak = isinstance(roofline.efficiency, Peak)
     if vectorize is None:
         loaded = "numpy" in sys.modules
-        vectorize = peak and (0 if loaded else _LOOPED[0]) + len(bounds) > NUMPY_RUNS[loaded]
+        vectorize = peak and (0 if loaded else _LOOPED[0]) + n_bounds > NUMPY_RUNS[loaded]
     if vectorize and peak:
-        out = _numpy_runs(bounds, change, context_change, prefill_before, roofline, cost,
-                          engine)  # fmt: skip
+        out = _numpy_runs(bounds, prefill_before, roofline, cost, engine)
         if out is not None:
             return out
     if peak:
-        _LOOPED[0] += len(bounds)
-    runs: list[Run] = []
+        _LOOPED[0] += n_bounds
+    steps, changes, context_changes = (x if isinstance(x, list) else x.tolist() for x in bounds)
+    cols: list[list[Any]] = [[] for _ in Runs._fields]
+    first, last, in_flight, contexts, bound, idle, end = cols
     seen: dict[tuple[int, int, int], _RunSums] = {}
     totals = [0.0] * 5
     active, context, clock = 0, 0, 0.0
-    for b0, b1 in zip(bounds, bounds[1:], strict=False):
-        active += change[b0]
-        context += context_change[b0]  # the contexts' sum at step b0 + 1
+    for b0, b1, dc, dx in zip(steps, steps[1:], changes, context_changes, strict=False):
+        active += dc
+        context += dx  # the contexts' sum at step b0 + 1
         if active == 0:
             continue
         n_steps = b1 - b0
@@ -181,34 +276,37 @@ def decode_runs(
             sums = seen[active, context, n_steps] = _run_sums(roofline, cost, engine, active,
                                                               context, n_steps)  # fmt: skip
         clock += prefill_before.get(b0, 0.0) + sums.bound_s
-        idle = sums.bound_s - sums.compute_s
-        runs.append(Run(b0 + 1, b1, active, context, sums.bound_s, idle, clock))
+        first.append(b0 + 1)
+        last.append(b1)
+        in_flight.append(active)
+        contexts.append(context)
+        bound.append(sums.bound_s)
+        idle.append(sums.bound_s - sums.compute_s)
+        end.append(clock)
         for i, v in enumerate((sums.compute_s, sums.memory_s, sums.bound_s, sums.compute_bound_s,
                                sums.predicted_s)):  # fmt: skip
             totals[i] += v
         context += active * n_steps  # every in-flight sequence attended one more position
-    return runs, totals
+    return Runs(*map(tuple, cols)), totals
 
 
 def _numpy_runs(
-    bounds: list[int],
-    change: Counter[int],
-    context_change: Counter[int],
+    bounds: Bounds,
     prefill_before: dict[int, float],
     roofline: Roofline,
     cost: DecodeCost,
     engine: Engine | None,
-) -> tuple[list[Run], list[float]] | None:
-    """:func:`decode_runs` at the datasheet peak, all runs at once (module docstring); None
+) -> tuple[Runs, list[float]] | None:
+    """:func:`bound_runs` at the datasheet peak, all runs at once (module docstring); None
     where a step's FLOPs or contexts could leave int64 (the Python form then)."""
     import numpy as np
 
-    b = np.array(bounds, dtype=np.int64)
-    active = np.cumsum(np.array([change[x] for x in bounds[:-1]], dtype=np.int64))
+    b = np.asarray(bounds.steps, dtype=np.int64)
+    active = np.cumsum(np.asarray(bounds.change[:-1], dtype=np.int64))
     n = np.diff(b)
     # the contexts' sum at each run's first step: the changes so far, plus every earlier
     # run's growth (its in-flight count per step)
-    context = np.cumsum(np.array([context_change[x] for x in bounds[:-1]], dtype=np.int64))
+    context = np.cumsum(np.asarray(bounds.context_change[:-1], dtype=np.int64))
     grown = np.cumsum(active * n)
     context[1:] += grown[:-1]
     keep = active != 0
@@ -229,12 +327,18 @@ def _numpy_runs(
         predicted = sums_of_max([step, (launch, 0.0), compute, memory, link], n)[0]
     compute_s = n * compute[0] + compute[1] * (n - 1) * n / 2  # line_sum(compute, 0, n)
     memory_s = n * memory[0] + memory[1] * (n - 1) * n / 2
-    before = np.array([prefill_before.get(x, 0.0) for x in b0.tolist()])
+    # each admission step's prefill before its run (every one starts a run: a sequence
+    # enters there)
+    before = np.zeros(len(b0))
+    if prefill_before:
+        at = np.fromiter(prefill_before.keys(), dtype=np.int64, count=len(prefill_before))
+        where_at = np.minimum(np.searchsorted(b0, at), len(b0) - 1)
+        hit = b0[where_at] == at
+        before[where_at[hit]] = np.fromiter(prefill_before.values(), dtype=np.float64,
+                                            count=len(prefill_before))[hit]  # fmt: skip
     clock = np.cumsum(before + bound)
-    runs = list(map(Run._make, zip((b0 + 1).tolist(), (b0 + n).tolist(), active.tolist(),
-                                   context.tolist(), bound.tolist(),
-                                   (bound - compute_s).tolist(), clock.tolist(),
-                                   strict=True)))  # fmt: skip
+    runs = Runs(*(tuple(x.tolist()) for x in (b0 + 1, b0 + n, active, context, bound,
+                                              bound - compute_s, clock)))  # fmt: skip
     totals = [float(np.cumsum(x)[-1]) for x in (compute_s, memory_s, bound, compute_bound,
                                                 predicted)]  # fmt: skip
     return runs, totals

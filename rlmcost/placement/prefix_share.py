@@ -56,6 +56,8 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from rlmcost.deployment.engine import EngineSpec
 
 PREFIX_NOTE = (
@@ -100,9 +102,9 @@ class PrefixShare:
         return GroupHolders(self.group)
 
 
-def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
+def hits(segments: Sequence[Sequence[int]], prompt: int,
          share: PrefixShare | None) -> list[int]:  # fmt: skip
-    """Per segment ``(seq, start, end, context)`` (a :class:`~rlmcost.placement.paged.Segment`'s
+    """Per segment ``(seq, start, end, ...)`` (a :class:`~rlmcost.placement.paged.Segment`'s
     fields; ``seq`` in arrival order), the tokens of its (re)prefill that its group's cached
     prompt covers: :meth:`PrefixShare.hit` when a sibling runs at its admission (started
     before it, or in the same step before it where ``same_step``, and ends after it), else 0.
@@ -123,7 +125,7 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
     hit, group, same_step = share.hit(prompt), share.group, share.same_step
     keys = [(s[1], s[0]) for s in segments]  # (start, seq)
     for k in sorted(range(len(segments)), key=keys.__getitem__):
-        seq, start, end, _ = segments[k]
+        seq, start, end = segments[k][:3]
         g = seq // group
         before, step, at_step = seen.get(g, (-1, start, -1))
         if step < start:
@@ -131,6 +133,33 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
         if (before > start) or (same_step and at_step > start):
             out[k] = hit
         seen[g] = (before, step, end if end > at_step else at_step)
+    return out
+
+
+def hits_numpy(seq: np.ndarray, start: np.ndarray, end: np.ndarray, hit: int, group: int,
+               same_step: bool) -> np.ndarray:  # fmt: skip
+    """:func:`hits` of segments given column by column (int64 arrays, any order): ``hit``
+    (:meth:`PrefixShare.hit`) where a sibling runs at a segment's admission, else 0. The same
+    rule with numpy: the segments ordered by (group, start, seq); per group the latest end of
+    the earlier ones (a running maximum, each group lifted above the ones before it by a
+    multiple of the latest end), taken before the segment (``same_step``) or before its
+    step's first segment."""
+    import numpy as np
+
+    k = len(seq)
+    if not k:
+        return np.zeros(0, dtype=np.int64)
+    g = seq // group
+    order = np.lexsort((seq, start, g))
+    gs, st = g[order], start[order]
+    lift = gs * (int(end.max()) + 1)
+    latest = np.maximum.accumulate(end[order] + lift)
+    before = np.concatenate([[-1], latest[:-1]])  # over the segments before each
+    if not same_step:  # before the first segment of its (group, step)
+        new = np.concatenate([[True], (gs[1:] != gs[:-1]) | (st[1:] != st[:-1])])
+        before = before[np.maximum.accumulate(np.where(new, np.arange(k), 0))]
+    out = np.zeros(k, dtype=np.int64)
+    out[order] = np.where(before - lift > st, hit, 0)
     return out
 
 

@@ -52,19 +52,21 @@ from collections.abc import Sequence
 from functools import cache
 from itertools import chain, repeat
 from math import fsum
+from operator import add
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
-from rlmcost.memo import memoized
+from rlmcost.memo import kept_property, memoized
 from rlmcost.placement.admission import _admit, admission_order
-from rlmcost.placement.decode_runs import Run, decode_runs
+from rlmcost.placement.decode_runs import Run, Runs, bound_runs, bounds_of, segment_bounds
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
-from rlmcost.placement.paged import Paged, Segment
+from rlmcost.placement.paged import Paged
 from rlmcost.placement.prefills import phases, prefills
 from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.replay_state import Row
 from rlmcost.placement.untimed import UNTIMED
 from rlmcost.timing import DECODE, PREFILL, Kernels
 
@@ -121,7 +123,7 @@ class Timeline:
     depth: int
     finish_s: tuple[float, ...]  # per sequence (admission order): time its last token is out
     finish_run: tuple[int, ...]  # per sequence: the index of the run its last step ends
-    runs: tuple[Run, ...]  # the decode steps, run by run
+    run_columns: Runs  # the decode steps, run by run, column by column
     lengths: tuple[int, ...]  # response lengths, admission order
     predicted_s: float = 0.0  # predicted seconds (engine model; the bound without one)
     predicted_decode_s: float = 0.0  # of which decode steps
@@ -137,6 +139,11 @@ class Timeline:
     @property
     def time_s(self) -> float:
         return self.time.bound_s
+
+    @kept_property
+    def runs(self) -> tuple[Run, ...]:
+        """The decode steps, run by run (:class:`Run`), made when first read."""
+        return tuple(self.run_columns.rows())
 
 
 @memoized()
@@ -175,50 +182,47 @@ def timeline(
     slots = max(1, min(slots, n))
     same = lengths.count(lengths[0]) == n  # one length: any admission order gives it
     resp = [lengths[0]] * n if same else [lengths[i] for i in admission_order(n)]
-    change: Counter[int] = Counter()  # in-flight change after step b
-    context_change: Counter[int] = Counter()  # context-sum change after step b
     preemptions, peak = 0, slots
     if paged is None and gate is None and share is None and same and not call:
         # one length, plain slots: waves of ``slots`` (``_waves``), summed wave by wave
         waves = [(w * resp[0], min(slots, n - w * slots)) for w in range(-(-n // slots))]
         end = list(chain.from_iterable(repeat(s0 + resp[0], m) for s0, m in waves))
         last_slot = (list(range(slots)) * len(waves))[:n]
+        change: Counter[int] = Counter()  # in-flight change after step b
+        context_change: Counter[int] = Counter()  # context-sum change after step b
         for s0, m in waves:
             change[s0] += m
             change[s0 + resp[0]] -= m
             context_change[s0] += m * (prompt + 1)
             context_change[s0 + resp[0]] -= m * (prompt + 1 + resp[0])
         pre = phases(arch, prompt, cost, None, None, Counter(dict(waves)), {}, {})
+        bounds = bounds_of(change, context_change)
     else:
+        rows: Sequence[Row]
         if paged is None:
             start, slot_of = (_admit(resp, slots, call) if gate is None
                               else admit_grouped(resp, slots, gate))  # fmt: skip
-            segs: Sequence[Segment] = [
-                Segment(i, s0, s0 + r, prompt, s)
-                for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))
-            ]
+            rows = list(zip(range(n), start, map(add, start, resp), repeat(prompt), slot_of))
         else:
             sched = paged.admit(resp, prompt, slots, call)
-            segs, preemptions, peak = sched.segments, sched.preemptions, sched.peak
-        last_seg = {s.seq: s for s in segs}  # each sequence's last segment (in order)
-        end = [last_seg[i].end for i in range(n)]
-        last_slot = [last_seg[i].slot for i in range(n)]
+            rows, preemptions, peak = sched.rows, sched.preemptions, sched.peak
+        # the segments column by column; each sequence's last segment (in order)
+        seqs, starts, ends, contexts, slot_col = zip(*rows, strict=True)
+        last = dict(zip(seqs, range(len(rows)), strict=True))
+        at = list(map(last.__getitem__, range(n)))
+        end, last_slot = list(map(ends.__getitem__, at)), list(map(slot_col.__getitem__, at))
         # prefills: one phase per admission step, before that step's first decode; a
         # readmitted (preempted) sequence recomputes its context (``paged``), a cached
         # prompt is shared
-        pre = prefills(arch, prompt, segs, cost, paged, share)
+        pre = prefills(arch, prompt, rows, cost, paged, share)
         # runs: between consecutive admissions/finishes the same sequences are in flight
-        for sg in segs:
-            change[sg.start] += 1
-            change[sg.end] -= 1
-            context_change[sg.start] += sg.context + 1  # its first decode attends one more
-            context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # one past
+        bounds = segment_bounds(starts, ends, contexts)
     steps = max(end)
     pre_steps, pre_mem = pre.steps, pre.memory
     pre_compute, pre_bound = _phases(roofline, pre.flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
-    runs, totals = decode_runs(change, context_change, prefill_before, roofline, cost, engine)
-    run_of_end = {r.last: i for i, r in enumerate(runs)}
+    runs, totals = bound_runs(bounds, prefill_before, roofline, cost, engine)
+    run_of_end = dict(zip(runs.last, range(len(runs.last)), strict=True))
     finish_run = tuple(map(run_of_end.__getitem__, end))  # per sequence, looked up in C
     # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
     depth_of = {r: int(nb.depth_generation(arch, prompt, r)) for r in set(resp)}
@@ -247,9 +251,9 @@ def timeline(
             compute_bound_s + pre_compute_bound,
         ),
         depth=max(chains),
-        finish_s=tuple(map([r.end_s for r in runs].__getitem__, finish_run)),
+        finish_s=tuple(map(runs.end_s.__getitem__, finish_run)),
         finish_run=finish_run,
-        runs=tuple(runs),
+        run_columns=runs,
         lengths=tuple(resp),
         predicted_s=sum(predicted),
         predicted_decode_s=predicted[0],

@@ -34,10 +34,10 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
    self.init_new_token_ratio`` when no batch runs).
 
 :func:`sglang_admit` replays that event by event as :func:`~rlmcost.placement.paged.
-paged_admit` replays vLLM's, with the same machinery (:class:`~rlmcost.placement.paged._Blocks`
-with 1-token blocks, :class:`~rlmcost.placement.paged.Segment`, :class:`~rlmcost.placement.
-paged.Schedule`), so the decode timeline runs on it unchanged; a retraction counts as a
-preemption (its re-prefill recomputes prompt + output, in full unless a sibling runs: below).
+paged_admit` replays vLLM's, with the same machinery (:mod:`rlmcost.placement.replay_state`:
+:class:`~rlmcost.placement.replay_state._Blocks` with 1-token blocks, ``Segment``, ``Schedule``),
+so the decode timeline runs on it unchanged; a retraction counts as a preemption (its
+re-prefill recomputes prompt + output, in full unless a sibling runs: below).
 
 The waiting queue's order (``managers/schedule_policy.py`` ``SchedulePolicy.calc_priority``,
 sorted in place at each admission check): ``fcfs``, SGLang's default (``server_args.py``
@@ -80,7 +80,8 @@ from collections import deque
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
-from rlmcost.placement.paged import (
+from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.replay_state import (
     Flight,
     Handout,
     Schedule,
@@ -89,7 +90,6 @@ from rlmcost.placement.paged import (
     is_live,
     shared_prompt,
 )
-from rlmcost.placement.prefix_share import PrefixShare
 
 INIT_NEW_TOKEN_RATIO = 0.7
 """``global_config.default_init_new_token_ratio`` (env ``SGLANG_INIT_NEW_TOKEN_RATIO``, 0.7) x
