@@ -49,6 +49,13 @@ reward-model scripts, TRL's divisibility check, sources that are not there (slim
 run-qwen2.5-0.5B-reproducibility.sh sources scripts/scripts/models/...), a variable used before
 the line that sets it (verl gspo run_qwen3_32b_gspo_npu.sh: sp_size), an expert grid Megatron
 refuses (slime run-glm4.7-30B-A3B.sh: EP 8 over TP x CP x DP = 4), and models not built in.
+
+After Nemotron 3 Super's latent MoE and DeepSeek Sparse Attention (GLM-5, GLM-5.1,
+DeepSeek-V3.2) got cost models, same mirrors, 2026-12: NeMo RL 140 -> 147 of 150 (the six
+Nemotron 3 Super recipes, GLM-5.1), the others unchanged (281 -> 288 of 337), 0 tracebacks.
+NeMo RL's 3 left: the two DeepSeek-V3 recipes whose model is an instruction to follow and
+allenai/Llama-3.1-Tulu-3-8B-SFT (not built in); slime's GLM-5 scripts import with
+``--env EVAL_ARGS=`` (the scripts never set it).
 """
 
 from __future__ import annotations
