@@ -107,6 +107,20 @@ class Compiler:
                  traced: bool = False) -> Any:  # fmt: skip
         import sympy as sp
 
+        on = self.reduced(on)
+        key = (block.name, id(values), on)
+        if not traced and key in self._cache:
+            return self._cache[key]
+        sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
+        value = sp.expand(block.build(self.arch(values, on, traced), sizes))
+        self._cache[key] = value
+        return value
+
+    @staticmethod
+    def reduced(on: frozenset[str]) -> frozenset[str]:
+        """The corner ``on`` evaluates as: a flag whose parent is off is off (shared experts
+        and a latent MoE need experts, a query latent needs MLA, the indexer reads the query
+        latent), so corners that differ only there are one ``Arch``."""
         if "shared" in on and "moe" not in on:  # shared experts need experts
             on = on - {"shared"}
         if "latent" in on and "moe" not in on:  # a latent MoE needs experts
@@ -115,13 +129,7 @@ class Compiler:
             on = on - {"qlora"}
         if "dsa" in on and "qlora" not in on:  # the indexer reads the query latent
             on = on - {"dsa"}
-        key = (block.name, id(values), on)
-        if not traced and key in self._cache:
-            return self._cache[key]
-        sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
-        value = sp.expand(block.build(self.arch(values, on, traced), sizes))
-        self._cache[key] = value
-        return value
+        return on
 
     def _valid(self, subset: Iterable[str]) -> bool:
         groups = [self.fields.group(f) for f in subset]
@@ -140,8 +148,8 @@ class Compiler:
         flags: tuple[str, ...] = tuple(STRUCTURAL)
         while True:
             _Reads.fields = set()
-            with _zero_tests() as tested:
-                for corner in self.corners(flags):
+            with _zero_tests() as tested:  # each distinct Arch once (``reduced``)
+                for corner in dict.fromkeys(map(self.reduced, self.corners(flags))):
                     self.evaluate(block, self.points[0], corner, traced=True)
             fields = {n for n in self.fields.ints if self.points[0][n] in tested}
             if fields - set(TRIGGERS.values()):
