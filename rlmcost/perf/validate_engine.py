@@ -37,9 +37,7 @@ fast or slow.
 
 from __future__ import annotations
 
-import json
 import statistics
-from importlib import resources
 from typing import Any
 
 from rlmcost.choices import Dtype
@@ -47,6 +45,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import DecodeStep, Engine, EngineOptions
+from rlmcost.perf.validate_data import check_common, read_table
 from rlmcost.specs import get_hardware, get_model
 
 METRICS = ("throughput", "itl", "latency")
@@ -119,25 +118,17 @@ def unit(row: dict[str, Any]) -> str:
 
 def load_table() -> dict[str, Any]:
     """The shipped table (``rlmcost/perf/data/engine_runs.json``), its rows checked."""
-    text = resources.files("rlmcost.perf").joinpath("data", "engine_runs.json").read_text()
-    table = json.loads(text)
+    table = read_table("engine_runs.json", check_row)
     for name, src in table["sources"].items():
         if src.get("runtime") not in RUNTIMES:
             raise SpecError(f"engine source {name}: runtime {src.get('runtime')!r} is not one of "
                             f"{RUNTIMES}")  # fmt: skip
-    for row in table["rows"]:
-        check_row(row, table["sources"])
     return table
 
 
 def check_row(row: dict[str, Any], sources: dict[str, Any]) -> None:
     """A SpecError naming the row and what is wrong with it, if anything is."""
-    rid = row.get("id", "?")
-    missing = [k for k in _FIELDS if k not in row]
-    if missing:
-        raise SpecError(f"engine row {rid}: missing {', '.join(missing)}")
-    if row["source"] not in sources:
-        raise SpecError(f"engine row {rid}: unknown source {row['source']!r}")
+    rid = check_common("engine", row, _FIELDS, sources)
     if row["metric"] not in METRICS:
         raise SpecError(f"engine row {rid}: metric {row['metric']!r} is not one of {METRICS}")
     for k in ("tp", "batch", "input_tokens", "output_tokens"):

@@ -39,15 +39,14 @@ keeps its place with a ``not_predicted`` reason. Bytes: GiB = 2^30 bytes, as the
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
-from importlib import resources
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
+from rlmcost.perf.validate_data import check_common, read_table
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -133,21 +132,12 @@ class MemoryRow:
 
 def load_table() -> dict[str, Any]:
     """The shipped table (``rlmcost/perf/data/memory_runs.json``), its rows checked."""
-    text = resources.files("rlmcost.perf").joinpath("data", "memory_runs.json").read_text()
-    table = json.loads(text)
-    for row in table["rows"]:
-        check_row(row, table["sources"])
-    return table
+    return read_table("memory_runs.json", check_row)
 
 
 def check_row(row: dict[str, Any], sources: dict[str, Any]) -> None:
     """A SpecError naming the row and what is wrong with it, if anything is."""
-    rid = row.get("id", "?")
-    missing = [k for k in _FIELDS if k not in row]
-    if missing:
-        raise SpecError(f"memory row {rid}: missing {', '.join(missing)}")
-    if row["source"] not in sources:
-        raise SpecError(f"memory row {rid}: unknown source {row['source']!r}")
+    rid = check_common("memory", row, _FIELDS, sources)
     if row["kind"] not in KINDS:
         raise SpecError(f"memory row {rid}: kind {row['kind']!r} is not one of {KINDS}")
     if row["measured"] not in MEASURED:
