@@ -146,21 +146,23 @@ class Compiler:
         """Flags ``block`` depends on: the structural ones and every switch it reads at any
         corner of them (to a fixpoint, since a switch may guard the read of another)."""
         flags: tuple[str, ...] = tuple(STRUCTURAL)
-        while True:
-            _Reads.fields = set()
-            with _zero_tests() as tested:  # each distinct Arch once (``reduced``)
+        _Reads.fields, traced = set(), set()
+        with _zero_tests() as tested:  # reads and zero tests add up over the rounds
+            while True:  # each distinct Arch once (``reduced``), in the round it appears
                 for corner in dict.fromkeys(map(self.reduced, self.corners(flags))):
-                    self.evaluate(block, self.points[0], corner, traced=True)
-            fields = {n for n in self.fields.ints if self.points[0][n] in tested}
-            if fields - set(TRIGGERS.values()):
-                raise RuntimeError(
-                    f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add a "
-                    "structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
-                )
-            read = {f for field in _Reads.fields for f in self.fields.flags_of(field)}
-            if read <= set(flags):
-                return tuple(f for f in self.fields.flags if f in flags)
-            flags = tuple(dict.fromkeys((*flags, *sorted(read))))
+                    if corner not in traced:
+                        self.evaluate(block, self.points[0], corner, traced=True)
+                        traced.add(corner)
+                fields = {n for n in self.fields.ints if self.points[0][n] in tested}
+                if fields - set(TRIGGERS.values()):
+                    raise RuntimeError(
+                        f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add "
+                        "a structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
+                    )
+                read = {f for field in _Reads.fields for f in self.fields.flags_of(field)}
+                if read <= set(flags):
+                    return tuple(f for f in self.fields.flags if f in flags)
+                flags = tuple(dict.fromkeys((*flags, *sorted(read))))
 
     def compile(self, block: Block) -> Any:
         """The block as an exact multilinear expression in its flags."""
