@@ -71,7 +71,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import (
     causal_pairs,
@@ -84,6 +84,7 @@ from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.ffn_free import take_off_free_ffns
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -304,42 +305,6 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     return out
 
 
-def _take_off_free_ffns(c: StepContext, stage: PipelineStage, out: StagePass) -> None:
-    """Takes the FFN of the stage's FFN-free layers (Nemotron-H's mixer-only blocks,
-    ``Arch.ffn_free_layers_of``) off ``out``. Megatron-Core builds each pattern letter as a
-    layer of its own (megatron/core/models/hybrid/hybrid_model.py @d98e8a64dd: a Mamba or
-    attention layer holds no MLP, no MoE), so such a layer runs none of the FFN's work: its
-    forward and backward GEMMs, its activation, permutation and EP dispatch (Megatron's
-    "mlp"/"moe" module, :func:`_layer`), the TP/SP collective pair the FFN adds (when its
-    tokens do not move by the EP dispatcher instead), and under full recomputation the FFN's
-    forward again; its FLOPs."""
-    free = int(c.arch.ffn_free_layers_of(stage.layers))
-    if not free:
-        return
-    moe, lay = bool(stage.moe_layers), c.layout
-    layer, name = _layer(c, moe), "moe" if moe else "mlp"
-    m = layer.modules
-    gemm_f, gemm_b, ep = m["ffn_gemm"], m["ffn_gemm_bwd"], m.get("ffn_ep", 0.0)
-    elem_f = m.get(name, 0.0) - gemm_f - ep  # activation, permutation (fwd; bwd twice)
-    out.fwd["gemm"] -= free * gemm_f
-    out.bwd["gemm"] -= free * gemm_b
-    out.fwd["elementwise"] -= free * elem_f
-    out.bwd["elementwise"] -= free * 2 * elem_f
-    out.fwd["ep"] -= free * ep
-    out.bwd["ep"] -= free * ep
-    pair, t = 0.0, lay.tp  # the FFN's own TP/SP collective pair, forward and backward alike
-    if t > 1 and not (moe and lay.expert_tp != t):
-        act = c.tokens * int(c.arch.d_model) * c.workload.activation_dtype.bytes
-        pair = (c.comm(Collective.ALL_GATHER, act, t, ("tp",))
-                + c.comm(Collective.REDUCE_SCATTER, act, t, ("tp",))) if lay.sp \
-            else c.comm(Collective.ALL_REDUCE, act, t, ("tp",))  # fmt: skip
-        out.fwd["sp" if lay.sp else "tp"] -= free * pair
-        out.bwd["sp" if lay.sp else "tp"] -= free * pair
-    full = lay.ckpt is Checkpointing.FULL  # the recomputed forward held the FFN too
-    out.bwd["recompute"] -= free * (gemm_f + elem_f + ep + pair) if full else 0.0
-    out.flops -= free * (4 if full else 3) * layer.module_flops.get(name, 0)
-
-
 def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
     out = StagePass()
@@ -355,7 +320,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
                 getattr(out, side)[k] += count * v
         out.bwd["recompute"] += count * rec_s
         out.flops += count * (layer.flops + rec_flops)
-    _take_off_free_ffns(c, stage, out)
+    take_off_free_ffns(c, stage, out, _layer)  # Nemotron-H's mixer-only layers
     add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes
     t, T, d = lay.tp, c.tokens, int(arch.d_model)

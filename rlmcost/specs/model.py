@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from pydantic import ConfigDict, Field, model_validator
 
 from rlmcost.choices import FfnKind, NormKind
+from rlmcost.specs.model_checks import check_structure
 from rlmcost.specs.validation import Checked
 
 if TYPE_CHECKING:
@@ -208,129 +209,8 @@ class ModelSpec(Checked):
             raise SpecError(f"model {self.name}: qk_norm_full needs qk_norm; set qk_norm true")
         if self.n_shared_experts and not self.d_shared_expert:
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
-        self._check_mla()
-        self._check_dsa()
-        self._check_window()
-        self._check_linear()
-        self._check_mamba()
+        check_structure(self)  # MLA, DSA, window, linear attention, Mamba (specs.model_checks)
         return self
-
-    def _check_mamba(self) -> None:
-        from rlmcost.errors import SpecError
-
-        if self.linear_mamba != bool(self.linear_chunk) or (self.linear_mamba
-                                                            and not self.linear_layers):
-            raise SpecError(
-                f"model {self.name}: linear_mamba needs linear_layers > 0 and linear_chunk > 0 "
-                "(the SSD chunk length), and linear_chunk needs linear_mamba"
-            )
-        if self.ffn_free_layers >= self.n_layers or (self.ffn_free_layers
-                                                     and self.first_dense_layers):
-            raise SpecError(
-                f"model {self.name}: ffn_free_layers={self.ffn_free_layers} must be below "
-                f"n_layers={self.n_layers} and cannot go with first_dense_layers"
-            )
-
-    def _check_linear(self) -> None:
-        from rlmcost.errors import SpecError
-
-        sizes = (self.linear_key_heads, self.linear_value_heads, self.linear_key_head_dim,
-                 self.linear_value_head_dim, self.linear_conv_kernel)  # fmt: skip
-        if not self.linear_layers:
-            if any(sizes):
-                raise SpecError(
-                    f"model {self.name}: linear attention sizes (linear_*) set without "
-                    "linear_layers; give linear_layers or drop them"
-                )
-            return
-        if not all(sizes):
-            raise SpecError(
-                f"model {self.name}: linear_layers={self.linear_layers} needs "
-                "linear_key_heads, linear_value_heads, linear_key_head_dim, "
-                "linear_value_head_dim and linear_conv_kernel > 0"
-            )
-        if self.linear_layers > self.n_layers:
-            raise SpecError(
-                f"model {self.name}: linear_layers={self.linear_layers} "
-                f"exceeds n_layers={self.n_layers}"
-            )
-        if self.linear_value_heads % self.linear_key_heads:
-            raise SpecError(
-                f"model {self.name}: linear_key_heads={self.linear_key_heads} must divide "
-                f"linear_value_heads={self.linear_value_heads}"
-            )
-        if self.sliding_window is not None or self.kv_lora_rank is not None:
-            raise SpecError(
-                f"model {self.name}: linear attention layers with a sliding window or MLA are "
-                "not supported; drop sliding_window / kv_lora_rank"
-            )
-
-    def _check_window(self) -> None:
-        from rlmcost.errors import SpecError
-
-        if self.sliding_window is None:
-            if self.full_attention_layers:
-                raise SpecError(
-                    f"model {self.name}: full_attention_layers={self.full_attention_layers} "
-                    "without a sliding_window; give sliding_window or drop full_attention_layers"
-                )
-            return
-        if self.full_attention_layers >= self.n_layers:
-            raise SpecError(
-                f"model {self.name}: full_attention_layers={self.full_attention_layers} leaves no "
-                f"sliding layer of n_layers={self.n_layers}; use 0..{self.n_layers - 1}, or drop "
-                "sliding_window for full attention everywhere"
-            )
-
-    def _check_dsa(self) -> None:
-        from rlmcost.errors import SpecError
-
-        sizes = (self.index_heads, self.index_head_dim, self.index_layers)
-        if self.index_topk is None:
-            if any(sizes):
-                raise SpecError(
-                    f"model {self.name}: DSA fields (index_heads, index_head_dim, index_layers) "
-                    "set without index_topk; give index_topk or drop them"
-                )
-            return
-        if not all(sizes) or self.index_layers > self.n_layers:
-            raise SpecError(
-                f"model {self.name}: DeepSeek Sparse Attention (index_topk set) needs "
-                f"index_heads, index_head_dim > 0 and index_layers in 1..{self.n_layers}"
-            )
-        if self.q_lora_rank is None or self.sliding_window is not None or self.linear_layers:
-            raise SpecError(
-                f"model {self.name}: DeepSeek Sparse Attention needs MLA with a query latent "
-                "(q_lora_rank, kv_lora_rank; the indexer reads the query latent) and no "
-                "sliding_window or linear_layers"
-            )
-
-    def _check_mla(self) -> None:
-        from rlmcost.errors import SpecError
-
-        mla = (self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
-        if self.kv_lora_rank is None:
-            if any(mla) or self.q_lora_rank is not None:
-                raise SpecError(
-                    f"model {self.name}: MLA fields (q_lora_rank, qk_*_head_dim, v_head_dim) "
-                    "set without kv_lora_rank; give kv_lora_rank or drop them"
-                )
-            return
-        if not all(mla):
-            raise SpecError(
-                f"model {self.name}: MLA (kv_lora_rank set) needs qk_nope_head_dim, "
-                "qk_rope_head_dim and v_head_dim > 0"
-            )
-        if self.head_dim != self.qk_nope_head_dim + self.qk_rope_head_dim:
-            raise SpecError(
-                f"model {self.name}: MLA head_dim={self.head_dim} must equal qk_nope_head_dim + "
-                f"qk_rope_head_dim = {self.qk_nope_head_dim + self.qk_rope_head_dim}"
-            )
-        if self.n_kv_heads != self.n_heads:
-            raise SpecError(
-                f"model {self.name}: MLA expands keys and values per head; set "
-                f"n_kv_heads={self.n_heads} (= n_heads)"
-            )
 
     def context_note(self, tokens: int, prompt: int | None = None) -> str | None:
         """None when ``tokens`` positions fit the model, else a note for the output: past
