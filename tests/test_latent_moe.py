@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_nemotron_h import _model  # the transformers model from a config (tests/ on sys.path)
 
 from rlmcost import blocks as bl
 from rlmcost.choices import AttnCounting
@@ -34,19 +35,6 @@ TINY = dict(model_type="nemotron_h", vocab_size=256, hidden_size=64, intermediat
             conv_kernel=4, chunk_size=16, n_routed_experts=4, num_experts_per_tok=2,
             moe_intermediate_size=32, moe_shared_expert_intermediate_size=48,
             moe_latent_size=24, n_group=1, topk_group=1)  # fmt: skip
-
-
-def _model(cfg: dict[str, Any], meta: bool) -> Any:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    config = transformers.NemotronHConfig(**{k: v for k, v in cfg.items() if k != "model_type"})
-    config._attn_implementation = "eager"  # attention as matmuls the counter sees
-    config._experts_implementation = "eager"  # the routed experts as F.linear per expert
-    if meta:
-        with torch.device("meta"):
-            return transformers.NemotronHForCausalLM(config)
-    torch.manual_seed(0)
-    return transformers.NemotronHForCausalLM(config).eval()
 
 
 def test_reading_the_latent():
