@@ -83,3 +83,30 @@ def test_te_issue_2053_linear_matches_at_the_burst_clock():
 def test_negative_overhead_is_rejected():
     with pytest.raises(SpecError, match="gemm_k_overhead"):
         dataclasses.replace(default_profile("h100-sxm"), gemm_k_overhead=-1)
+
+
+def test_blackwell_k_overhead_is_the_fit_of_openxla_sm100_table():
+    # OpenXLA's measured default matmul table (xla/service/gpu/model/matmul_interpolator_data.h,
+    # sm_100, bf16, b 4, M = N = 4096): time = a (K + K_0) by least squares over K 1024-4096
+    # gives K_0 = 358; the B200 and GB200 profiles carry it, renormalized at K = 20480
+    from rlmcost.perf.gemm_tile_cost import BLACKWELL_GEMM_K_OVERHEAD, XLA_SM100_B4_4096
+
+    ks = sorted(XLA_SM100_B4_4096)
+    ts = [4 * 2 * 4096 * 4096 * k / (XLA_SM100_B4_4096[k] * 1e12) for k in ks]
+    mk, mt = sum(ks) / len(ks), sum(ts) / len(ts)
+    num = sum((k - mk) * (t - mt) for k, t in zip(ks, ts, strict=True))
+    slope = num / sum((k - mk) ** 2 for k in ks)
+    assert (mt - slope * mk) / slope == pytest.approx(BLACKWELL_GEMM_K_OVERHEAD, abs=1)
+    for name in ("b200", "gb200"):
+        p = default_profile(name)
+        assert (p.gemm_k_overhead, p.gemm_reference_k) == (358, MSMF_REFERENCE_K)
+    # the tile model then reproduces the table's shape of curve (relative to K = 4096) within 1 %
+    dev = Device(get_hardware("b200"))
+    ref = _rate(dev, 4096 * 4, 4096, 4096)
+    for k in ks:
+        model = _rate(dev, 4096 * 4, 4096, k) / ref
+        assert model == pytest.approx(XLA_SM100_B4_4096[k] / XLA_SM100_B4_4096[4096], rel=0.01)
+    # a hidden-2880 GEMM (GPT-OSS 120B) now runs 11 % below the large-GEMM rate on GB200
+    gb = Device(get_hardware("gb200"))
+    short, long_ = _rate(gb, 16384, 5760, 2880), _rate(gb, 16384, 5760, 20480)
+    assert short / long_ == pytest.approx(2880 / (2880 + 358) * (20480 + 358) / 20480, rel=0.01)

@@ -54,11 +54,13 @@ def test_host_constant_is_the_published_micro_batch_1_row() -> None:
 
 def test_micro_batch_1_row_is_host_bound() -> None:
     # the reason the row measures the host: its GPU work (rlmcost's BF16 kernels, and FP8 runs
-    # faster still) takes under a third of the published time, while micro-batch 4 on the same
-    # system reaches 26,695 tokens/s/GPU ('26.02.01'): 2.75x the throughput for 4x the tokens
+    # faster still) takes about a third of the published time (2.98x with Blackwell's GEMM tile
+    # cost, 3.0x before), faster even than micro-batch 4 on the same system, 26,695
+    # tokens/s/GPU ('26.02.01'): 2.75x the throughput for 4x the tokens
     published = _pretrain_row("megatron-bridge-26.02-b200-qwen3-30b-a3b-mxfp8-mbs1")["published"]
     mbs4 = _pretrain_row("megatron-bridge-26.02.01-b200-qwen3-30b-a3b-mxfp8-mbs4")["published"]
-    assert _b200_mbs1_tokens_per_s(replace(DEEPEP, moe_layer_host_s=0.0)) > 3 * published
+    gpu_only = _b200_mbs1_tokens_per_s(replace(DEEPEP, moe_layer_host_s=0.0))
+    assert gpu_only > mbs4 and gpu_only > 2.9 * published
     assert mbs4 / published == pytest.approx(2.75, abs=0.01)
     # with the floor, BF16 cannot beat the published (FP8) figure, and lands near it
     floored = _b200_mbs1_tokens_per_s(DEEPEP)

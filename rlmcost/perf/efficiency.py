@@ -77,8 +77,7 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
   for it, so 0.35 is the assumption for it too.
 
-**Hopper's per-tile fixed cost** (prologue, epilogue) adds ``K_0`` K-steps to each tile's K:
-:mod:`~rlmcost.perf.gemm_tile_cost` (issue 18; a measured H800 K sweep).
+**A tile's fixed cost** adds ``K_0`` K-steps to its K on Hopper and Blackwell (gemm_tile_cost).
 
 ``kernel_gap_s`` (2 us) is the launch and tail gap between consecutive kernels of one stream,
 an assumption of the order of the CUDA launch latency; it matters only for tiny kernels.
@@ -100,9 +99,9 @@ from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
 from rlmcost.perf.gemm_tile_cost import (
-    HOPPER_GEMM_K_OVERHEAD,
+    GEMM_K_OVERHEAD,
+    HOPPER_GEMM_K_OVERHEAD,  # noqa: F401 - re-exported
     K0_NONE,
-    K0_SOURCE,
     MMA_ROWS_SOURCE,
     MMA_SYNC_ROWS,
     MSMF_REFERENCE_K,
@@ -204,7 +203,8 @@ def _profile(
     fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
     if name == "h20":
         fa2_src = _FA2_H20
-    k0, k_ref = (HOPPER_GEMM_K_OVERHEAD, MSMF_REFERENCE_K) if hopper else (0, 0)
+    k0, k0_src = GEMM_K_OVERHEAD.get(name, (0, K0_NONE))  # Hopper's and Blackwell's fits
+    k_ref = MSMF_REFERENCE_K if k0 else 0
     if (hopper or name == "h20") and hbm_src == _HBM:  # Hopper's own measured figure
         hbm, hbm_src = HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
     rows = WGMMA_ROWS if name in WGMMA_PARTS else MMA_SYNC_ROWS
@@ -214,7 +214,7 @@ def _profile(
         gemm_k_overhead=k0, gemm_reference_k=k_ref, mma_rows=rows,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
                  ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src),
-                 ("gemm_k_overhead", K0_SOURCE if hopper else K0_NONE),
+                 ("gemm_k_overhead", k0_src),
                  ("mma_rows", MMA_ROWS_SOURCE[rows])),
     )  # fmt: skip
 

@@ -14,7 +14,8 @@ wave, so the sweep isolates the K term. A large GEMM's efficiency was measured a
 ``eta_gemm``; at K = 2048 (a hidden-2048 model's QKV, up-projection and their data gradients) a
 Hopper GEMM runs 9 % below it, at K = 8192 3 %. A Hopper tile's K-loop is 2.6 x as fast as an
 A100's at a similar fixed cost, so the term is Hopper's (the mechanism the issue names: costs
-that do not scale with the FLOPs weigh more on a faster chip); other parts take ``K_0 = 0`` (no
+that do not scale with the FLOPs weigh more on a faster chip); Blackwell takes its own fit
+(:data:`BLACKWELL_GEMM_K_OVERHEAD`, OpenXLA's sm_100 table); other parts take ``K_0 = 0`` (no
 K sweep of theirs was found; an assumption that favours them), the H20 too (its tensor rate is
 capped at 148 TFLOP/s, so the same fixed time is a quarter of the K-steps). Checked:
 TransformerEngine issue 2053 timed a BF16 ``torch.nn.Linear`` forward of 8192 tokens at hidden
@@ -45,6 +46,41 @@ K0_SOURCE = (
     "renormalized at the MSMF shape's K = 20480"
 )
 K0_NONE = "none: no K sweep of this part found (assumption; favours it)"
+
+BLACKWELL_GEMM_K_OVERHEAD = 358
+"""A Blackwell (sm_100: B200, GB200) GEMM tile's fixed cost in K-steps, fitted as Hopper's is
+(time = a (K + K_0), least squares over K >= 1024) to OpenXLA's measured default matmul table
+(``third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h``, ``kDefaultMatmulPTable``,
+tensorflow/tensorflow mirror punittiwari50/tensorflow-tensorflow @7cc7ba552): ``sm_100``,
+``bf16xbf16->bf16``, b = 4, M = N = 4096 (14 full waves of 256 x 128 tiles on 148 SMs, so only
+K varies): 1350.5 / 1539.9 / 1670.5 TFLOP/s at K = 1024 / 2048 / 4096 (:data:`XLA_SM100_B4_4096`).
+An older version of the same table (tensorflow/tensorflow, sm_90 and sm_100 entries) gives
+389 (b = 4) and 393 (b = 2) on sm_100; its sm_90 entries at the same shapes give 138 and 243,
+bracketing TileLang's H800 fit (222, :data:`HOPPER_GEMM_K_OVERHEAD`), so the table reads
+Hopper's term right. A Blackwell tile's K-loop is about twice as fast as a Hopper tile's
+(2.25 against 0.99 PFLOP/s over 148 against 132 SMs) at a similar fixed time, hence about
+twice the K-steps. The efficiency it renormalizes (``gemm_efficiency``, B200's MSMF and
+GB200's MAMF scaled) is taken at :data:`MSMF_REFERENCE_K`, the H200 MSMF shape's K (an
+assumption: the Blackwell shapes are not printed)."""
+
+XLA_SM100_B4_4096 = {1024: 1350.485933693623, 2048: 1539.854612058775, 4096: 1670.467342710337}
+"""K -> TFLOP/s of OpenXLA's sm_100 bf16 entries b = 4, M = N = 4096 (matmul_interpolator_data.h,
+punittiwari50/tensorflow-tensorflow @7cc7ba552), the sweep :data:`BLACKWELL_GEMM_K_OVERHEAD` is
+fitted to."""
+
+BLACKWELL_K0_SOURCE = (
+    "Blackwell tile prologue/epilogue = 358 K-steps, fitted to OpenXLA's sm_100 bf16 matmul table "
+    "(b 4, M = N = 4096, K 1024-4096; xla/service/gpu/model/matmul_interpolator_data.h @7cc7ba552);"
+    " gemm_efficiency renormalized at K = 20480 (assumption)"
+)
+
+GEMM_K_OVERHEAD: dict[str, tuple[int, str]] = {
+    **{n: (HOPPER_GEMM_K_OVERHEAD, K0_SOURCE)
+       for n in ("h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w")},
+    **{n: (BLACKWELL_GEMM_K_OVERHEAD, BLACKWELL_K0_SOURCE) for n in ("b200", "gb200")},
+}  # fmt: skip
+"""Built-in accelerator -> (K_0, source); the others take ``K_0 = 0`` (:data:`K0_NONE`): A100
+and Ada (no K sweep found), the H20 (module docstring)."""
 
 # -- skinny GEMMs: the tensor-core instruction's least row count ---------------------------------
 

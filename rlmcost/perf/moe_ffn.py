@@ -107,8 +107,10 @@ the comparison):
   kernel after an eager clamp and concatenation, and the second projection's bias a per-expert
   Python loop (both now priced, :mod:`~rlmcost.perf.moe_eager_ops`: H100 +41.5 -> +24.0 %, GB200
   +49.6 -> +44.9 %, B200 +127.7 -> +115.8 % at EP 8); the first projection's bias is TE's GEMM
-  epilogue (no kernel). Left as is: hidden 2880 (22.5 tiles of 128 as M or N:
-  ``Device.gemm_s``'s tile model pads them; as K 45 x 64), 64-dim heads (within cuDNN's
+  epilogue (no kernel). Hidden 2880 as K now pays Blackwell's per-tile fixed cost (K_0 = 358,
+  :mod:`~rlmcost.perf.gemm_tile_cost`, OpenXLA's sm_100 table: GB200 +41.0 -> +38.9 %, B200
+  +17.4 -> +16.1 %). Left as is: hidden 2880 as M or N (22.5 tiles of 128:
+  ``Device.gemm_s``'s tile model pads them), 64-dim heads (within cuDNN's
   d <= 128), and
   ``torch.tensor(linear_offset, device=...)`` in ``weighted_bias_quick_geglu_impl``, a blocking
   host-to-device copy per call (no sourced time for the queue it drains; TEGroupedMLP's
