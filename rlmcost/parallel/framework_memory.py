@@ -1,6 +1,6 @@
 """Training memory where a trainer allocates its own way: torchtitan's (PyTorch's) choices.
 
-Three terms of :mod:`rlmcost.parallel.memory` (and its compiled twin) that a ``Layout`` field
+The terms of :mod:`rlmcost.parallel.memory` (and its compiled twin) that a ``Layout`` field
 switches from rlmcost's convention to a trainer's, each in plain integers (exact; bytes in the
 dtype each says):
 
