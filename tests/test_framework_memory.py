@@ -23,7 +23,11 @@ from rlmcost.cli import app
 from rlmcost.compiled.memory import memory_per_stage as fast
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import Mode
-from rlmcost.parallel.framework_memory import op_sac_bytes_per_token_layer, upcast_loss_bytes
+from rlmcost.parallel.framework_memory import (
+    compiled_loss_bytes,
+    op_sac_bytes_per_token_layer,
+    upcast_loss_bytes,
+)
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.memory import memory_per_stage as reference
 from rlmcost.specs import get_model
@@ -116,6 +120,79 @@ def test_upcast_loss_peak_on_cpu(pp: int) -> None:
     assert expect == t * v * (12 if pp == 1 else 14)
 
 
+def test_loss_parallel_peak_on_cpu() -> None:
+    """torch's loss-parallel cross-entropy (torch/distributed/tensor/parallel/loss.py, read at
+    torch 2.13: ``_log_softmax`` and ``_nll_loss_and_log_softmax_backward``), restated on one
+    rank's shard without its all-reduces: the live bytes peak at 16 B a logit in the backward
+    (the saved log-softmax, the zero-filled gradient, its exp and their sum), 14 B in the
+    forward with the bf16 logits."""
+    torch = pytest.importorskip("torch")
+
+    t, v = 512, 1000
+    pred = torch.randn(t, v).to(torch.bfloat16)
+    target = torch.randint(0, v, (t, 1))
+    mode = live_mode()
+    with mode:
+        x = pred.float()
+        shifted = x - torch.amax(x, 1, keepdim=True)
+        lse = torch.log(torch.sum(torch.exp(shifted), 1, keepdim=True))
+        result = shifted - lse
+        del x, shifted
+        forward, mode.peak = mode.peak, 0
+        grad_input = torch.zeros_like(result)
+        grad_input[torch.arange(t), target.squeeze(1)] = -1.0
+        grad = (grad_input + torch.exp(result)) * (torch.ones(()) / t)
+        del grad_input
+    assert grad is not None
+    # three fp32 per logit (+ per-row numbers); the bf16 logits, made before the mode, + 2
+    assert t * v * 3 * 4 <= forward <= t * v * 3 * 4 + t * 8
+    assert upcast_loss_bytes(t, v, 1, 2, tp=2) == t * v * 16 <= mode.peak <= t * v * 16 + t * 64
+
+
+def test_compiled_loss_buffers_on_cpu() -> None:
+    """torch.compile (Inductor, CPU) of torchtitan's cross_entropy_loss on bf16 logits: the
+    tensors its forward saves for the backward are the bf16 logits and fp32 numbers per
+    position, and the buffers either graph allocates are per-position fp32 but one, the
+    backward's bf16 gradient of the logits: 2 x 2 B a logit (compiled_loss_bytes)."""
+    torch = pytest.importorskip("torch")
+    import re
+    import shutil
+
+    import torch.nn.functional as F
+    from torch._inductor.utils import run_and_get_code
+
+    if not (shutil.which("g++") or shutil.which("c++")):
+        pytest.skip("Inductor's CPU backend needs a C++ compiler")
+    n, v = 64, 1000
+
+    def loss_fn(pred, labels):  # noqa: ANN001, ANN202  (torchtitan components/loss.py @e7c0cae)
+        return F.cross_entropy(pred.flatten(0, 1).float(), labels.flatten(0, 1))
+
+    pred = torch.randn(2, n // 2, v, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, v, (2, n // 2))
+    saved: list[tuple[tuple[int, ...], object]] = []
+
+    def pack(t):  # noqa: ANN001, ANN202
+        saved.append((tuple(t.shape), t.dtype))
+        return t
+
+    def run():  # noqa: ANN202
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss = torch.compile(loss_fn)(pred, labels)
+        loss.backward()
+
+    torch._dynamo.reset()
+    _, codes = run_and_get_code(run)
+    big = [x for x in saved if x[0] and x[0][-1] == v]
+    assert big == [((2, n // 2, v), torch.bfloat16)]  # the logits themselves, nothing fp32
+    alloc = r"empty_strided_cpu\(\(([^)]*)\), \([^)]*\), (torch\.\w+)"
+    buffers = [(b, t) for c in codes for b, t in re.findall(alloc, c)]
+    assert (f"{n}, {v}", "torch.bfloat16") in buffers  # the backward's gradient
+    wide = [(b, t) for b, t in buffers if b.endswith(f", {v}")]
+    assert wide == [(f"{n}, {v}", "torch.bfloat16")]
+    assert compiled_loss_bytes(n, v, 2) == n * v * 4 + n * 12
+
+
 def test_pp_gathered_stage_of_405b_by_hand() -> None:
     """Llama-3.1-405B at TP 8, PP 8 (15 + 6 x 16 + 15 layers): a middle stage keeps its 16
     layers' TP shards gathered in bf16 and their gradients in fp32, 6 B a parameter."""
@@ -137,6 +214,9 @@ def test_pp_gathered_stage_of_405b_by_hand() -> None:
     Layout(dp=2, pp=2, zero=ZeroStage.OS_G_P, pp_fsdp_gathered=True, loss_upcast=True),
     Layout(dp=2, pp=4, tp=2, sp=True, zero=ZeroStage.OS_G_P, pp_fsdp_gathered=True,
            ckpt=Checkpointing.SELECTIVE, op_sac=True, loss_upcast=True),
+    Layout(dp=4, ckpt=Checkpointing.SELECTIVE, op_sac=True, loss_compiled=True, micro_batch=2),
+    Layout(dp=2, pp=2, zero=ZeroStage.OS_G_P, pp_fsdp_gathered=True, loss_compiled=True),
+    Layout(dp=2, tp=4, sp=True, ckpt=Checkpointing.FULL, loss_upcast=True),
 ])  # fmt: skip
 def test_reference_and_compiled_agree(lay: Layout) -> None:
     arch = get_model("llama-3.1-8b").arch()
@@ -150,7 +230,10 @@ def test_the_fields_change_only_their_terms() -> None:
         arch, base.with_(op_sac=True), Mode.TRAIN, 16, 8192)[0]  # fmt: skip
     assert b.activations < a.activations / 2 and (a.logits, a.buffers) == (b.logits, b.buffers)
     c = fast(arch, base.with_(loss_upcast=True), Mode.TRAIN, 16, 8192)[0]
-    assert c.logits == 3 * a.logits and c.activations == a.activations
+    head_input = 2 * 8192 * 4096 * 2  # a micro-batch's tokens x d in bf16 (the head's input)
+    assert c.logits == 3 * a.logits and c.activations == a.activations + head_input
+    e = fast(arch, base.with_(loss_compiled=True), Mode.TRAIN, 16, 8192)[0]
+    assert e.logits == 2 * 8192 * (128_256 * 4 + 12) and e.activations == c.activations
 
 
 def test_refusals() -> None:
@@ -164,6 +247,11 @@ def test_refusals() -> None:
                   Mode.TRAIN, 2, 1024)  # fmt: skip
     res = CliRunner().invoke(app, ["train", "-m", "llama-3.1-8b", "--loss-logits", "bf16"])
     assert res.exit_code != 0 and "--loss-logits" in res.output
+    res = CliRunner().invoke(app, ["train", "-m", "llama-3.1-8b", "--gpus", "2", "--tp", "2",
+                                   "--loss-logits", "compiled"])  # fmt: skip
+    assert res.exit_code != 0 and "loss parallel" in res.output
+    with pytest.raises(SpecError, match="set one"):
+        fast(arch, Layout(loss_upcast=True, loss_compiled=True), Mode.TRAIN, 2, 1024)
 
 
 def test_memory_flags_leave_the_step_time() -> None:

@@ -3,7 +3,11 @@
 The table (rlmcost/perf/data/memory_runs.json) loads and is checked; every row predicts or says
 why not; two rows' bytes are checked against hand arithmetic from the models' published shapes
 (Llama-3.1-8B's Hugging Face config: 8,030,261,248 parameters, vocabulary 128,256) and the
-allocator slack rlmcost states (rlmcost/deployment/overhead.py)."""
+allocator slack rlmcost states (rlmcost/deployment/overhead.py); the Trainy rows' compiled loss
+and the 70B row's loss parallel against the bytes torch keeps (torchtitan components/loss.py
+@e7c0cae, torch tensor/parallel/loss.py; measured on CPU in tests/test_framework_memory.py); the
+interval's range against GMLake's published fragmentation (arXiv 2401.08156: 15 %, up to
+33 %)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv, train_json
 from rlmcost.errors import SpecError
 from rlmcost.perf.validate_memory import (
+    SLACK_RANGE,
     SLACK_RANGE_EXPANDABLE,
     check_row,
     load_table,
@@ -122,3 +127,39 @@ def test_cli_json() -> None:
     out = json.loads(res.output)
     assert {r["source"] for r in out["memory_rows"]} == {"torchtitan_h200_trainy"}
     assert out["memory_summary"]["all"]["predicted"] == 2
+
+
+def test_trainy_rows_run_the_compiled_loss() -> None:
+    """Trainy's command has --training.compile, which at torchtitan e7c0cae compiles the loss
+    (components/loss.py build_cross_entropy_loss): the bf16 logits of one 2 x 8,192-token
+    micro-batch and their bf16 gradient, 4 B a logit, + 3 fp32 a position."""
+    row = _row("trainy-h200-8b-32gpu-float8")
+    assert "--loss-logits compiled" in row["command"]
+    m = train_json(row["command"].split()[2:])["memory_per_rank_bytes"]
+    assert m["logits"] == 16_384 * (LLAMA_3_VOCAB * 4 + 12)
+
+
+def test_70b_row_runs_loss_parallel() -> None:
+    """torchtitan's TP 8 runs loss parallel (its default): 16 B per logit of the 16,032-wide
+    vocabulary shard (torch tensor/parallel/loss.py's backward: the saved log-softmax, the
+    zero-filled gradient, its exp and their sum) over 16 x 8,192 tokens."""
+    m = train_json(_row("tt-h100-70b-256gpu-2d")["command"].split()[2:])["memory_per_rank_bytes"]
+    assert m["logits"] == 16 * 8192 * (-(-LLAMA_3_VOCAB // 8)) * 16
+
+
+def test_slack_ranges_are_gmlakes_fragmentation() -> None:
+    """GMLake (Guo et al., ASPLOS 2024, abstract): PyTorch's allocator fragments 15 % of the
+    reserved memory on average, up to 33 %; reserved / allocated - 1 = f / (1 - f)."""
+    assert SLACK_RANGE_EXPANDABLE == (0.0, 15 / 85)
+    assert SLACK_RANGE[1] == pytest.approx(33 / 67)
+
+
+def test_a_row_of_unnamed_metric_spans_allocated_to_reserved() -> None:
+    """verl's dpsk.md names no metric; verl logs max_memory_allocated and max_memory_reserved:
+    the prediction is the allocated peak, the interval up to the reserved peak's high end."""
+    row = _row("verl-dpsk-doc-deepseek-v3-96gpu")
+    assert row["measured"] == "allocated_or_reserved"
+    got = predict(row, train_json, run_from_argv)
+    a = got.allocated_bytes
+    assert a and got.predicted_bytes == a
+    assert got.interval_bytes == (a, a + ceil(a * SLACK_RANGE[1]))

@@ -1,6 +1,6 @@
 """`rlmcost train`'s options for how the trainer allocates its memory (``Layout.loss_upcast``,
-``pp_fsdp_gathered``; ``op_sac`` follows ``--selective every-second-mm``), each priced in
-:mod:`rlmcost.parallel.framework_memory`."""
+``loss_compiled``, ``pp_fsdp_gathered``; ``op_sac`` follows ``--selective every-second-mm``),
+each priced in :mod:`rlmcost.parallel.framework_memory`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing
 
-LOSS_LOGITS = ("fp32", "upcast")
+LOSS_LOGITS = ("fp32", "upcast", "compiled")
 """The ``--loss-logits`` choices."""
 
 
@@ -23,7 +23,11 @@ def train_memory_options() -> dict[str, Any]:
             "fp32 copy, a fused or chunked loss) or upcast (F.cross_entropy(logits.float()), "
             "torchtitan's loss at 9dec370: the fp32 log-softmax, its gradient and the input's "
             "fp32 gradient at the backward's start, 12 bytes a logit, + the bf16 logits under "
-            "--pp; rlmcost.parallel.framework_memory).")], "fp32"),
+            "--pp; under --tp torchtitan's loss parallel, 16 bytes a logit) or compiled (that "
+            "loss under torch.compile, torchtitan's with --training.compile since "
+            "components/loss.py: the bf16 logits and their bf16 gradient, 4 bytes a logit); "
+            "upcast and compiled also keep the head's whole input (the final norm's output, "
+            "gathered under --sp); rlmcost.parallel.framework_memory).")], "fp32"),
         "pp_fsdp_gathered": (Annotated[bool, typer.Option(
             help="With --pp > 1 and --zero 3: FSDP2 inside torch's pipelining, torchtitan's "
             "default (reshard_after_forward False under PP, parallelize_llama.py @9dec370): "
@@ -44,5 +48,6 @@ def train_memory_fields(opts: dict[str, Any]) -> dict[str, Any]:
         "op_sac": opts["ckpt"] is Checkpointing.SELECTIVE
         and opts["selective"] == "every-second-mm",
         "loss_upcast": opts["loss_logits"] == "upcast",
+        "loss_compiled": opts["loss_logits"] == "compiled",
         "pp_fsdp_gathered": bool(opts["pp_fsdp_gathered"]),
     }

@@ -326,9 +326,12 @@ def _render_memory(v: MemoryValidation) -> None:
         rows,
         caption="allocated: torch.cuda.max_memory_allocated vs rlmcost's allocated peak; "
         "reserved: the caching allocator's reserved peak vs the allocated peak plus rlmcost's "
-        "allocator slack (no CUDA context, no NCCL buffers); device: nvidia-smi vs the RL "
-        "evaluation's device view. interval: the slack's stated range (a point for allocated "
-        "rows); inside: the published figure, +- half its printed digit, in it. error = "
+        "allocator slack (no CUDA context, no NCCL buffers); allocated_or_reserved: a figure "
+        "its source does not name, predicted as allocated; device: nvidia-smi vs the RL "
+        "evaluation's device view. interval: the allocator slack's range, up to the "
+        "fragmentation GMLake measured (arXiv 2401.08156: 15 % of reserved, 33 % without "
+        "expandable segments; a point for allocated rows); inside: the published figure, +- "
+        "half its printed digit, in it. error = "
         "predicted / published - 1. Commands and assumptions: --json 'memory_rows'.",
         right=(2, 3, 4),
     )  # fmt: skip

@@ -283,6 +283,8 @@ def memory_per_stage(
         rebuilt = {m: saved_bytes(a, tp, sp_on, Checkpointing.NONE, m, x, glu)
                    for m in (False, True)}  # fmt: skip
         final_norm_input = Fraction(x * a.d_model, tp if sp_on else 1)
+        if layout.loss_upcast or layout.loss_compiled:  # torchtitan's head keeps its input
+            final_norm_input += fm.head_input_bytes_per_token(a.d_model, x)
         sac = layout.op_sac and layout.ckpt is Checkpointing.SELECTIVE  # torchtitan's op SAC
         if sac:  # parallel.framework_memory
             saved[False] = fm.op_sac_of(a, tp, sp_on, x)
@@ -348,8 +350,8 @@ def memory_per_stage(
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens
             logits = positions * vocab_per_rank * dt.logits
-            if train and layout.loss_upcast:  # F.cross_entropy(logits.float())
-                logits = fm.upcast_loss_bytes(positions, vocab_per_rank, layout.pp, dt.activation)
+            if train:  # F.cross_entropy(logits.float()), eager or compiled (framework_memory)
+                logits = fm.loss_bytes(layout, positions, vocab_per_rank, dt.activation) or logits
         out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
     return out
 

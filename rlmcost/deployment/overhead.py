@@ -27,7 +27,9 @@ ALLOCATOR_SLACK = 0.05
 process that keeps one allocation pattern (a trainer alone, a forward-only model): reserved
 minus allocated at the peak, about 5% of the allocated peak in FSDP/Megatron runs
 (torch.cuda.memory_stats reserved vs allocated); vLLM leaves 10% of the device by default for
-the same reasons. An assumption, low 0.02, high 0.10."""
+the same reasons. An assumption; its range, 0.02 to the 0.49 of GMLake's largest measured
+fragmentation (33 % of reserved, arXiv 2401.08156), is ``rlmcost.perf.validate_memory.
+SLACK_RANGE``."""
 
 ALLOCATOR_SLACK_EXPANDABLE = 0.02
 """Slack with ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``: the allocator maps physical
@@ -36,7 +38,9 @@ so a freed block's pages serve the next request of any size (PyTorch docs, "CUDA
 ``expandable_segments``: segments that "can later be expanded to better handle cases where a
 job changes allocation sizes frequently"; ``c10/cuda/CUDACachingAllocator.cpp``
 ``ExpandableSegment``); what stays reserved is the partly used pages and the cached but idle
-blocks. An assumption (no published reserved/allocated ratio): low 0.0, high 0.05."""
+blocks. An assumption (no published reserved/allocated ratio with expandable segments); its
+range, 0.0 to 0.18 (the default allocator's mean fragmentation in GMLake's measurements, 15 %
+of reserved), is ``rlmcost.perf.validate_memory.SLACK_RANGE_EXPANDABLE``."""
 
 ALLOCATOR_SLACK_SWITCHING = 0.10
 """Slack without expandable segments of a process that switches between generation and

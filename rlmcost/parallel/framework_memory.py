@@ -1,6 +1,6 @@
 """Training memory where a trainer allocates its own way: torchtitan's (PyTorch's) choices.
 
-Three terms of :mod:`rlmcost.parallel.memory` (and its compiled twin) that a ``Layout`` field
+The terms of :mod:`rlmcost.parallel.memory` (and its compiled twin) that a ``Layout`` field
 switches from rlmcost's convention to a trainer's, each in plain integers (exact; bytes in the
 dtype each says):
 
@@ -24,6 +24,27 @@ dtype each says):
   schedule keeps the stage's output for its backward too (torch/distributed/pipelining/
   stage.py ``fwd_cache``), + the activation dtype's bytes (:func:`upcast_loss_bytes`).
   rlmcost's default counts one fp32 copy (``Workload.logits_dtype``).
+  Under TP (P_t > 1) torchtitan runs it as loss parallel (``loss_parallel()``, its default,
+  ``ParallelDims.loss_parallel_enabled`` @9dec370; the head ``ColwiseParallel(input_layouts=
+  Shard(1), output_layouts=Shard(-1))``, parallelize_llama.py): torch's DTensor handlers
+  (torch/distributed/tensor/parallel/loss.py, read at torch 2.13: ``_log_softmax``,
+  ``_nll_loss_and_log_softmax_backward``, which returns ``(grad_input + torch.exp(x)) *
+  grad_output``) hold at the backward's peak the saved log-softmax, the zero-filled gradient,
+  its ``exp`` and their sum, 4 x 4 bytes per logit (the forward: the input, ``shifted``, its
+  ``exp`` / the result, x + 3 x 4).
+* ``Layout.loss_compiled`` (``--loss-logits compiled``): the same loss under
+  ``torch.compile`` (torchtitan/components/loss.py @e7c0cae ``build_cross_entropy_loss``:
+  ``torch.compile(loss_fn)`` with ``--training.compile``): Inductor fuses the upcast, the
+  log-softmax and the loss, saves for the backward the x-byte logits (the graph's input) and
+  two fp32 numbers per position (the row max and log-sum-exp), and its backward writes the
+  logits' gradient in the activation dtype from one fused kernel with one more fp32 per
+  position: 2 x per logit, 3 x 4 per position (:func:`compiled_loss_bytes`;
+  tests/test_framework_memory.py reads the buffers Inductor allocates on CPU).
+* Either loss flag: the head keeps its input, the final norm's output, for its weight
+  gradient, all of it on every TP rank (the head's ``ColwiseParallel(input_layouts=
+  Shard(1))`` all-gathers the SP-sharded sequence and ``aten.mm`` saves the gathered copy),
+  x d bytes per token of the last stage (:func:`head_input_bytes_per_token`); rlmcost's
+  default counts the final norm's input only.
 * ``Layout.pp_fsdp_gathered`` (``--pp-fsdp-gathered``, ZeRO-3 under PP): FSDP2 inside
   ``torch.distributed.pipelining`` as torchtitan runs it: ``reshard_after_forward = False``
   for every block and the root when PP is on (parallelize_llama.py @9dec370 ``apply_fsdp``),
@@ -83,16 +104,64 @@ def op_sac_bytes_per_token_layer(
     return x * elems + FP32_BYTES * heads * t
 
 
-def upcast_loss_bytes(tokens: int, vocab_per_rank: int, pp: int, x: int) -> int:
+def upcast_loss_bytes(tokens: int, vocab_per_rank: int, pp: int, x: int, tp: int = 1) -> int:
     """Peak bytes of ``F.cross_entropy(logits.float(), labels)`` over ``tokens`` positions of
     ``vocab_per_rank`` logits (module docstring): 3 fp32 per logit, or the forward's x + 2 fp32
-    where that is more; under PP (``pp`` > 1) + the x-byte stage output the schedule keeps.
+    where that is more; under TP (``tp`` > 1, loss parallel) 4 fp32, or x + 3 fp32; under PP
+    (``pp`` > 1) + the x-byte stage output the schedule keeps.
 
     >>> upcast_loss_bytes(1, 10, 1, 2), upcast_loss_bytes(1, 10, 2, 2)
     (120, 140)
+    >>> upcast_loss_bytes(1, 10, 1, 2, tp=8)
+    160
     """
-    per_logit = max(3 * FP32_BYTES, x + 2 * FP32_BYTES) + (x if pp > 1 else 0)
+    if tp > 1:
+        per_logit = max(4 * FP32_BYTES, x + 3 * FP32_BYTES)
+    else:
+        per_logit = max(3 * FP32_BYTES, x + 2 * FP32_BYTES)
+    per_logit += x if pp > 1 else 0
     return tokens * vocab_per_rank * per_logit
+
+
+def compiled_loss_bytes(tokens: int, vocab_per_rank: int, x: int) -> int:
+    """Peak bytes of ``torch.compile(F.cross_entropy(logits.float(), labels))`` (module
+    docstring): the saved x-byte logits and the backward's x-byte gradient per logit, three
+    fp32 per position (the saved row max and log-sum-exp, the backward's row sum); under PP the
+    saved logits are the stage output the schedule keeps, no second copy.
+
+    >>> compiled_loss_bytes(1, 10, 2)
+    52
+    """
+    return tokens * (vocab_per_rank * 2 * x + 3 * FP32_BYTES)
+
+
+def head_input_bytes_per_token(d: int, x: int) -> int:
+    """Bytes per token the head keeps of its input under torchtitan's loss flags (module
+    docstring): the final norm's output, all-gathered under SP, ``d`` elements of ``x`` bytes."""
+    return d * x
+
+
+def loss_bytes(layout: Any, positions: int, vocab_per_rank: int, x: int) -> int | None:
+    """The last stage's loss bytes under a ``Layout``'s loss flag (:func:`upcast_loss_bytes`,
+    :func:`compiled_loss_bytes`), None without one (rlmcost's one copy in the logits dtype),
+    after :func:`check_loss_flags`."""
+    check_loss_flags(layout.loss_upcast, layout.loss_compiled, layout.tp)
+    if layout.loss_upcast:
+        return upcast_loss_bytes(positions, vocab_per_rank, layout.pp, x, layout.tp)
+    if layout.loss_compiled:
+        return compiled_loss_bytes(positions, vocab_per_rank, x)
+    return None
+
+
+def check_loss_flags(upcast: bool, compiled: bool, tp: int) -> None:
+    """One loss flag at a time; the compiled loss is priced without loss parallel (P_t = 1)."""
+    if upcast and compiled:
+        raise SpecError("loss_upcast and loss_compiled are two descriptions of the loss; "
+                        "set one (--loss-logits upcast or compiled)")
+    if compiled and tp > 1:
+        raise SpecError("--loss-logits compiled is torch.compile's cross-entropy on a whole "
+                        f"vocabulary; under --tp {tp} torchtitan runs loss parallel, priced by "
+                        "--loss-logits upcast")
 
 
 def pp_gathered_bytes(stage_params: int, w: int) -> int:

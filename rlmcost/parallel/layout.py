@@ -83,6 +83,7 @@ class Layout:
     # a trainer's own allocations (parallel.framework_memory); False: rlmcost's convention
     op_sac: bool = False  # selective ckpt as torchtitan's op-level SAC (every second mm saved)
     loss_upcast: bool = False  # the loss F.cross_entropy(logits.float()) (torchtitan's)
+    loss_compiled: bool = False  # that loss under torch.compile (torchtitan's with compile)
     pp_fsdp_gathered: bool = False  # FSDP2 in torch's pipelining: stage gathered, grads fp32
 
     @property

@@ -73,9 +73,10 @@ from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StagePa
 from rlmcost.parallel.framework_memory import (
     check_op_sac,
     check_pp_gathered,
+    head_input_bytes_per_token,
+    loss_bytes,
     op_sac_bytes_per_token_layer,
     pp_gathered_bytes,
-    upcast_loss_bytes,
 )
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -168,8 +169,10 @@ def _activation_bytes_train(
 
     op_sac = layout.op_sac and ckpt is Checkpointing.SELECTIVE  # torchtitan's (framework_memory)
     kept = _op_sac(arch, layout, dtype.bytes) * stage.layers if op_sac else per_token(ckpt)
-    if stage.last:  # the final norm's input
+    if stage.last:  # the final norm's input (and the head's, under torchtitan's loss)
         kept += Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
+        if layout.loss_upcast or layout.loss_compiled:
+            kept += head_input_bytes_per_token(int(arch.d_model), dtype.bytes)
     in_flight = in_flight_layer_microbatches(
         layout.schedule, stage.index, layout.pp, share.micro_batches, layout.virtual_stages
     )
@@ -278,9 +281,9 @@ def memory_per_stage(
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes
-            if train and layout.loss_upcast:  # F.cross_entropy(logits.float()) (framework_memory)
-                logits = upcast_loss_bytes(positions, vocab_per_rank, layout.pp,
-                                           workload.activation_dtype.bytes)
+            if train:  # F.cross_entropy(logits.float()), eager or compiled (framework_memory)
+                x = workload.activation_dtype.bytes
+                logits = loss_bytes(layout, positions, vocab_per_rank, x) or logits
         out.append(
             MemoryBreakdown(
                 weights=dense.weights + expert.weights,
