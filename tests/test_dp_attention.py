@@ -73,7 +73,7 @@ def test_glm_flash_engines_run_attention_data_parallel() -> None:
     # layout, TP 2 x PP 2 x CP 2 x EP 8, needs 16: EP 8 x PP 2 over 8 GPUs is no Megatron grid)
     base = ["rlvr", "-m", "glm-4.7-flash", "--framework", "slime", "--gpus", "16",
             "--engine", "sglang", "--rollout-tp", "8", "--json"]  # fmt: skip
-    res = runner.invoke(app, base)
+    res = runner.invoke(app, [*base, "--dp-attention", "1"])  # the preset's own: the script's 8
     assert res.exit_code != 0 and "tp=8 must divide heads=20" in res.output
     res = runner.invoke(app, [*base, "--dp-attention", "8"])
     assert res.exit_code == 0, res.output

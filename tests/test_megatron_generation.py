@@ -353,7 +353,7 @@ def test_only_nemo_rl_generates_with_megatron_core() -> None:
     preset with --engine megatron is a one-line error naming the fix (its vLLM sizes had met
     the engine's own check: "drop --gpu-memory-utilization", a flag never given)."""
     from rlmcost.deployment.spec import Deployment
-    from rlmcost.frameworks.preset_model import check_megatron_framework as check_framework
+    from rlmcost.frameworks.megatron_checks import check_megatron_framework as check_framework
     from rlmcost.run import Run
 
     for fw in ("verl", "openrlhf", "trl", "slime"):

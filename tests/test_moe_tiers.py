@@ -253,17 +253,19 @@ def test_a_tier_layout_the_gpus_cannot_hold_names_its_example() -> None:
     text = " ".join(res.output.split())
     assert "scripts/run-qwen3-32B.sh" in text and "give a multiple of 8 GPUs or --tp 1, 2 or 4" \
         in text  # fmt: skip
-    # Mixtral-8x22B (141 B, 8 experts) reaches the 235 B tier, whose EP 16 it cannot take
-    res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "nemo-rl"])
-    text = " ".join(res.output.split())
-    assert "grpo-qwen3-235b-16n8g.yaml" in text and "ep=16 must divide the 8 experts" in text
-    # slime's 235 B tier places its own groups (rollout 64, actor 64): its layout is checked
-    # the same way (EP 16 from scripts/run-qwen3-235B-A22B.sh's --expert-model-parallel-size
-    # 16), not left to a bare "tp=32 must divide heads=48" from the rollout group
-    res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "slime"])
-    text = " ".join(res.output.split())
-    assert res.exit_code != 0 and "scripts/run-qwen3-235B-A22B.sh" in text
-    assert "ep=16 must divide the 8 experts" in text and "--no-sized-defaults" in text
+    # Mixtral-8x22B (141 B, 8 experts) reaches the 235 B tiers, whose EP 16 it cannot take:
+    # the largest EP that holds, not above the example's (8), said in the deployment line
+    # (rlmcost.frameworks.preset_fit; slime's tier places its own groups, checked the same way)
+    for fw, example in (("nemo-rl", "grpo-qwen3-235b-16n8g.yaml"),
+                        ("slime", "scripts/run-qwen3-235B-A22B.sh")):  # fmt: skip
+        out = _invoke("grpo", "-m", "mixtral-8x22b", "--framework", fw)
+        assert out["run"]["deployment"]["train"]["ep"] == 8
+        text = " ".join(runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", fw],
+                                      env={"COLUMNS": "400"}).output.split())  # fmt: skip
+        assert example in text and "EP 16 -> 8 (ep=16 must divide the 8 experts)" in text
+    # a degree the user gives is the user's: its error stands
+    res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "slime", "--ep", "16"])
+    assert res.exit_code != 0 and "ep=16 must divide the 8 experts" in " ".join(res.output.split())
     # the user's own layout wins: its checks, not the example's
     ok = _invoke("grpo", "-m", "qwen2.5-32b", "--framework", "slime", "--gpus", "4", "--tp", "4",
                  "--rollout-tp", "4")

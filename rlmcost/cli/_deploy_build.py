@@ -23,7 +23,6 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     flag names the deployment's framework over a file's own ``framework`` (the preset and
     implied options are the flag's, so the Run and its command say the same)."""
     from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
-    from rlmcost.frameworks.presets import get_preset
     from rlmcost.specs.validation import build
 
     if opts.get("deployment_file") is not None and not str(opts["deployment_file"]).strip():
@@ -38,11 +37,13 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
-    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_layers
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_preset
     from rlmcost.run.spec import merge
 
-    preset = get_preset(framework).for_params(*query_actor_size(opts), actor_layers(
-        opts.get("model") or DEFAULT_ACTOR))  # a tier's first/last-stage layers: Default.layers
+    # its tier's (the actor's own example or its size's, fitted to it; a tier's
+    # first/last-stage layers for its depth alone: Default.layers)
+    preset = actor_preset(framework, opts.get("model") or DEFAULT_ACTOR,
+                          opts.get("sized_defaults", True))  # fmt: skip
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
@@ -53,15 +54,15 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     return build(Deployment, data, f"deployment (--framework {framework})")
 
 
-def query_actor_size(opts: dict[str, Any]) -> tuple[int | None, bool]:
-    """The query's actor's parameters and whether it is a mixture of experts, as a preset's
-    size tiers read them (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`); no
+def query_actor_size(opts: dict[str, Any]) -> tuple[int | None, bool, Any]:
+    """The query's actor's parameters, whether it is a mixture of experts and its ModelSpec,
+    as a preset's tiers read them (:meth:`~rlmcost.frameworks.preset_model.Preset.tier`); no
     size under ``--no-sized-defaults`` (the preset at any size)."""
-    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params, actor_spec
 
     actor = opts.get("model") or DEFAULT_ACTOR
     sized = opts.get("sized_defaults", True)
-    return (actor_params(actor) if sized else None), actor_moe(actor)
+    return (actor_params(actor) if sized else None), actor_moe(actor), actor_spec(actor)
 
 
 def query_framework(opts: dict[str, Any]) -> str | None:

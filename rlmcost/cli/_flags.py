@@ -183,7 +183,10 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "of its example for larger models (verl's Qwen2-72B script: rollout TP 16, "
                 "host offload; OpenRLHF's and TRL's 70B examples' device groups, scaled to "
                 "--gpus, where no --placement nor --groups is given; `rlmcost frameworks` "
-                "lists each). --no-sized-defaults keeps its own defaults at any size, "
+                "lists each), or of its example for the actor's own model where it ships one "
+                "(NeMo RL's Nemotron 3 Super recipe), each degree the actor cannot take "
+                "lowered to the largest that holds (said in the deployment line). "
+                "--no-sized-defaults keeps its own defaults at any size, "
                 "co-located, as `rlmcost import` states a config.",
             ),
         ] = True,

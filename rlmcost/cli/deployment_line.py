@@ -37,7 +37,7 @@ def deployment_line(run: Any) -> str:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.engine_summary import engine_summary
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
-    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params
+    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params, actor_spec
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -47,8 +47,8 @@ def deployment_line(run: Any) -> str:
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         actor = run.models.actor
-        size = (actor_params(actor), actor_moe(actor))
-        p = get_preset(fw).for_params(*size, actor_layers(actor))
+        size = (actor_params(actor), actor_moe(actor), actor_spec(actor))
+        p = get_preset(fw).for_params(*size[:2], actor_layers(actor), size[2])
         name, engine = run.algorithm.name, str(run.deployment.engine.kind)
         applied = preset_options(fw, get_algorithm(name), *size)
         flags = p.flags_line(applied, name, engine)  # the run's engine's defaults
@@ -56,13 +56,16 @@ def deployment_line(run: Any) -> str:
         if not generates(run):
             summary, flags = offline_default(get_preset(fw), p, applied, name, size)
         default = f" (the default deployment: {summary}; {flags}{own_values(run, p, applied)})"
+        default += fitted_said(get_preset(fw).tier(*size), run)
         default += trainer_left(run, get_preset(fw), size)
         dep = run.deployment  # the summary's co-located engine, where the query splits GPUs
         if len(dep.groups) > 1 or dep.placement in _SPLIT:
             how = "--groups" if dep.groups else f"--placement {dep.placement}"
             default += f"; the models placed on the GPUs {how} gives, not co-located"
     else:  # a larger actor's tier: which of the framework's examples the run follows
-        tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
+        size = (actor_params(run.models.actor), actor_moe(run.models.actor),
+                actor_spec(run.models.actor))  # fmt: skip
+        tier = get_preset(fw).tier(*size)
         if tier is not None and tier.followed_by(run.deployment, actor_layers(run.models.actor)):
             from rlmcost.run.tier_groups import placement_line
 
@@ -70,9 +73,10 @@ def deployment_line(run: Any) -> str:
             example = for_layers(tier.example, actor_layers(run.models.actor))
             if not generates(run):
                 example = offline_example(tier, run, actor_layers(run.models.actor))
-            default = f" (its example for this actor's size: {example}{placed})"
+            whose = "model" if tier.models else "size"
+            default = (f" (its example for this actor's {whose}: {example}{placed}"
+                       f"{fitted_said(tier, run)})")  # fmt: skip
         elif tier is not None:  # the tier's trainer left: say which one is evaluated
-            size = (actor_params(run.models.actor), actor_moe(run.models.actor))
             left = trainer_left(run, get_preset(fw), size)
             default = f" ({left[2:]})" if left else ""
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
@@ -171,8 +175,25 @@ def offline_example(tier: Any, run: Any, layers: int | None) -> str:
     return name + (what if flags else "")
 
 
+def fitted_said(tier: Any, run: Any) -> str:
+    """The clause that says which of ``tier``'s degrees were lowered for this actor and why
+    (``Sized.fitted``, :mod:`rlmcost.frameworks.preset_fit`), where ``run`` keeps them; ""
+    where none were."""
+    if tier is None or not tier.fitted or not tier.followed_by(run.deployment,
+                                                               _layers(run)):  # fmt: skip
+        return ""
+    return ("; its layout fitted to this actor, each degree the largest that holds, not above "
+            f"the example's: {'; '.join(tier.fitted)}")
+
+
+def _layers(run: Any) -> int | None:
+    from rlmcost.run.defaults import actor_layers
+
+    return actor_layers(run.models.actor)
+
+
 def offline_default(preset: Any, p: Any, applied: dict[str, Any], name: str,
-                    size: tuple[int | None, bool]) -> tuple[str, str]:  # fmt: skip
+                    size: tuple[Any, ...]) -> tuple[str, str]:  # fmt: skip
     """The default deployment's summary and flags for an algorithm (``name``) that generates
     nothing: ``preset``'s summary without its engine clause, its size tier's example by name,
     and ``p``'s (the sized preset's) flags with the engine's among those not applied."""
@@ -203,7 +224,7 @@ def untested_moe(framework: str, actor: Any) -> str:
             "what does.")
 
 
-def trainer_left(run: Any, preset: Any, size: tuple[int | None, bool]) -> str:
+def trainer_left(run: Any, preset: Any, size: tuple[Any, ...]) -> str:
     """Where ``run``'s trainer is not its size tier's (a degree or a ZeRO stage given lays
     the trainer out whole: ``rlmcost.run.defaults``), the clause that says which trainer is
     evaluated: its ZeRO stage and degrees beside the example's, and, at the preset's own ZeRO

@@ -341,9 +341,8 @@ def frameworks_command(
         tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
-        tables += [(f"--framework {p.framework.value}, {_ACTORS[_actors(s)]} of "
-                    f"{f'>= {s.min_params / 1e9:g} B parameters' if s.min_params else 'any size'}"
-                    f" (--no-sized-defaults: the table above): {s.example}",
+        tables += [(f"--framework {p.framework.value}, {_ACTORS[_actors(s)]}{_size(s)} "
+                    f"(--no-sized-defaults: the table above): {s.example}",
                     s.defaults, _placement_row(s.placement)) for s in p.sized]  # fmt: skip
         for title, defaults, extra in tables:
             rows = [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),
@@ -369,17 +368,13 @@ def _placement_row(p: Any) -> tuple[str, str, str, str] | str:
 
 def _placement_json(p: Any) -> dict[str, Any] | None:
     """A size tier's device groups as `rlmcost frameworks --json` lists them."""
-    if p is None:
-        return None
-    from rlmcost.frameworks.tier_placement import RULE
+    from rlmcost.frameworks.tier_placement import RULE as R
 
-    return {"groups": p.text, "gpus": p.gpus, "rule": RULE, "source": p.source}
+    return None if p is None else {"groups": p.text, "gpus": p.gpus, "rule": R, "source": p.source}
 
 
 def _default_json(d: Any) -> dict[str, Any]:
-    """A preset :class:`~rlmcost.frameworks.preset_model.Default` as `rlmcost frameworks
-    --json` lists it (``layers``: the decoder layers of the only actors it applies to, or
-    None: any)."""
+    """A preset's Default as `rlmcost frameworks --json` lists it (``layers``: None for any)."""
     return {"field": d.field, "value": d.value, "flag": d.flag, "source": d.source,
             "layers": d.layers or None}
 
@@ -387,9 +382,14 @@ def _default_json(d: Any) -> dict[str, Any]:
 _ACTORS = {"any": "an actor", "dense": "a dense actor", "moe": "a mixture-of-experts actor"}
 
 
-def _actors(s: Any) -> str:
-    """A size tier's actors: ``dense`` (``Sized.dense_only``), ``moe`` (``moe_only``), ``any``."""
+def _actors(s: Any) -> str:  # ``Sized.dense_only``, ``moe_only``, else any
     return "dense" if s.dense_only else "moe" if s.moe_only else "any"
+
+
+def _size(s: Any) -> str:
+    """' of >= N B parameters' (or any size), and the model_type of a model's own example."""
+    own = f", model_type {'/'.join(s.models)} (its own example)" if s.models else ""
+    return f"{own} of {f'>= {s.min_params / 1e9:g} B parameters' if s.min_params else 'any size'}"
 
 
 PANEL = "Frameworks: presets and config import"

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.preset_model import check_megatron_framework, check_megatron_trainer
+from rlmcost.frameworks.megatron_checks import check_megatron_framework, check_megatron_trainer
 from rlmcost.parallel.layout import ZeroStage
 
 if TYPE_CHECKING:

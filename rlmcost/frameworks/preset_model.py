@@ -8,6 +8,7 @@ from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frameworks.megatron_checks import check_megatron_framework
 from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
@@ -246,7 +247,11 @@ class Sized:
     trains a mixture of experts (expert parallelism), which a dense actor does not take.
     ``placement``: the example's device groups (a :class:`~rlmcost.frameworks.tier_placement.
     TierPlacement`; None: co-located), which a Run naming no placement nor groups takes,
-    scaled to its GPUs (:mod:`rlmcost.run.tier_groups`)."""
+    scaled to its GPUs (:mod:`rlmcost.run.tier_groups`). ``models``: the ``model_type``
+    values of the example's own model, for an example that trains this very model (family):
+    an actor of that type and of ``min_params`` up to ``max_params`` (0: any) takes it before
+    every size tier (:meth:`Preset.tier`). ``fitted``: what
+    :func:`~rlmcost.frameworks.preset_fit.fit_tier` changed for the actor, in words."""
 
     min_params: int
     defaults: tuple[Default, ...]
@@ -255,6 +260,9 @@ class Sized:
     placement: TierPlacement | None = None
     moe_only: bool = False
     summary: str = ""  # the preset's summary under this tier ("": the preset's own)
+    models: tuple[str, ...] = ()
+    max_params: int = 0
+    fitted: tuple[str, ...] = ()
 
     def followed_by(self, dep: Any, layers: int | None = None) -> bool:
         """Whether the Deployment ``dep`` has every value of this tier that applies to its
@@ -291,16 +299,20 @@ class Preset:
     behaviour: Behaviour | None = None
     sized: tuple[Sized, ...] = ()
 
-    def for_params(self, params: int | None, moe: bool = False,
-                   layers: int | None = None) -> Preset:  # fmt: skip
+    def for_params(self, params: int | None, moe: bool = False, layers: int | None = None,
+                   actor: Any = None) -> Preset:  # fmt: skip
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
-        it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
-        the same fields' (a tier names every field it changes from the preset's own), and
-        after them the tier's fields the preset does not set. ``moe``: the actor is a
-        mixture of experts (a ``dense_only`` tier passes it by, a ``moe_only`` one takes
-        it alone); ``layers``: its decoder layers (a tier's default for another depth,
-        ``Default.layers``, is left out)."""
-        s = self.tier(params, moe)
+        it is): the defaults of its :meth:`tier` in place of the same fields' (a tier names
+        every field it changes from the preset's own), and after them the tier's fields the
+        preset does not set. ``moe``: the actor is a mixture of experts (a ``dense_only`` tier
+        passes it by, a ``moe_only`` one takes it alone); ``layers``: its decoder layers (a
+        tier's default for another depth, ``Default.layers``, is left out); ``actor``: its
+        ModelSpec (None: the size tiers alone, as they are), :meth:`tier`."""
+        return self.sized_by(self.tier(params, moe, actor), layers)
+
+    def sized_by(self, s: Sized | None, layers: int | None = None) -> Preset:
+        """The preset under the tier ``s`` (None: as it is) for an actor of ``layers``
+        decoder layers (:meth:`for_params`)."""
         if s is None:
             return self
         takes = [d for d in s.defaults if not d.layers or d.layers == layers]
@@ -311,13 +323,25 @@ class Preset:
         summary = f"{s.summary or self.summary} ({s.example})"
         return replace(self, defaults=defaults, summary=summary, sized=())
 
-    def tier(self, params: int | None, moe: bool = False) -> Sized | None:
-        """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:
-        none, or the size unknown); ``moe``: a mixture-of-experts actor, which no
-        ``dense_only`` tier takes (and a dense one no ``moe_only`` tier)."""
+    def tier(self, params: int | None, moe: bool = False, actor: Any = None) -> Sized | None:
+        """The tier of an actor of ``params`` parameters (None: none, or the size unknown):
+        an example for the actor's own model where one matches (``Sized.models``: the
+        ``actor`` ModelSpec's ``model_type`` and size), else the largest :attr:`sized` tier
+        the size reaches; ``moe``: a mixture-of-experts actor, which no ``dense_only`` tier
+        takes (and a dense one no ``moe_only`` tier). Given the ``actor``, the tier's layout
+        fitted to it (:func:`~rlmcost.frameworks.preset_fit.fit_tier`)."""
+        kind = getattr(actor, "model_type", None)
         tiers = [s for s in self.sized if params is not None and params >= s.min_params
-                 and not (s.dense_only if moe else s.moe_only)]  # fmt: skip
-        return max(tiers, key=lambda t: t.min_params) if tiers else None
+                 and not (s.dense_only if moe else s.moe_only)
+                 and (not s.max_params or params < s.max_params)]  # fmt: skip
+        mine = [s for s in tiers if kind is not None and kind in s.models]
+        tiers = mine or [s for s in tiers if not s.models]
+        found = max(tiers, key=lambda t: t.min_params) if tiers else None
+        if found is None or actor is None:
+            return found
+        from rlmcost.frameworks.preset_fit import fit_tier
+
+        return fit_tier(found, actor)
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
@@ -370,31 +394,3 @@ class Preset:
         return " ".join(dict.fromkeys(d.flag for d in use if last[d.field] is d
                                       and (applied is None or d.field not in OPTION_FIELDS
                                            or applied.get(d.field) == d.value)))  # fmt: skip
-
-
-def check_megatron_framework(framework: str | None) -> None:
-    """SpecError where ``framework`` (a preset's name, None for rlmcost's bare layout) has no
-    Megatron-core generation engine: of the frameworks with a preset only NeMo RL generates
-    with it (``policy.generation.backend: megatron``, nemo_rl/models/generation/megatron/ at
-    7ea279abf); verl, OpenRLHF, TRL and slime generate with vLLM, SGLang or HF."""
-    from rlmcost.errors import SpecError
-
-    if framework is not None and framework != "nemo-rl":
-        raise SpecError(f"--engine megatron is NeMo RL's Megatron-core generation backend "
-                        f"(policy.generation.backend: megatron); {framework} does not run it: "
-                        "give --framework nemo-rl (or none), or another --engine")
-
-
-def check_megatron_trainer(framework: str | None, layouts: list[Any]) -> None:
-    """SpecError where a framework whose trainer is always Megatron-core (``Behaviour.
-    hf_trainer`` empty: slime, which trains with Megatron-LM and turns its distributed
-    optimizer on) is given ZeRO-3 (in one of ``layouts``, the trainer layouts): Megatron's
-    distributed optimizer shards the optimizer states alone, and slime runs no FSDP."""
-    from rlmcost.errors import SpecError
-    from rlmcost.frameworks.presets import behaviour
-
-    beh = behaviour(framework)
-    if beh is not None and not beh.hf_trainer and any(str(t.zero) == "3" for t in layouts):
-        raise SpecError(f"{framework} trains with Megatron-LM, whose distributed optimizer "
-                        "shards the optimizer states alone (--zero 1); it has no ZeRO-3: give "
-                        "--zero 1 or --zero 0")  # fmt: skip

@@ -59,7 +59,8 @@ PRESETS: dict[Framework, Preset] = {
 
 
 def preset_options(framework: str | Framework | None, alg: Any = None,
-                   params: int | None = None, moe: bool = False) -> dict[str, Any]:  # fmt: skip
+                   params: int | None = None, moe: bool = False,
+                   actor: Any = None) -> dict[str, Any]:  # fmt: skip
     """The algorithm options ``recompute_logprobs``, ``kl``, ``rule_reward`` and
     ``global_batch`` (samples per optimizer step; None: one mini-batch) a framework implies
     for ``alg`` (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any
@@ -72,13 +73,14 @@ def preset_options(framework: str | Framework | None, alg: Any = None,
     verifier; PPO keeps its reward model (RLHF) unless ``--reward rule``. ``params`` /
     ``moe``: the actor's size and kind, whose size tier's options replace the preset's
     (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`: verl's 72 B example keeps a
-    KL loss; None: the preset's own, as under ``--no-sized-defaults``).
+    KL loss; None: the preset's own, as under ``--no-sized-defaults``); ``actor``: its
+    ModelSpec, whose model may have an example of its own (``Sized.models``).
     """
     out: dict[str, Any] = {"recompute_logprobs": False, "kl": True, "rule_reward": False,
                            "global_batch": None}  # fmt: skip
     if framework is None or str(framework).lower() == "none":
         return out
-    preset = get_preset(framework).for_params(params, moe)
+    preset = get_preset(framework).for_params(params, moe, actor=actor)
     if alg is None:
         out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
         return out

@@ -30,11 +30,24 @@ def _ratio(x: Size, parts: Size) -> Size:
     return sp.sympify(x) / parts
 
 
-def split(x: Size, parts: Size) -> Size:
-    """x / parts: exact integer division for numbers (validated to divide), a ratio for symbols."""
+LINEAR_HEADS = (
+    "{x} linear-attention key heads (Mamba-2 groups, Gated DeltaNet key heads; vLLM "
+    "replicates Mamba-2 groups over a larger TP, vllm/model_executor/layers/mamba/"
+    "mamba_mixer2.py extra_groups_for_head_shards @004d4e4c, which rlmcost does not model)")
+"""What a TP degree that does not divide a hybrid model's linear-attention heads is told:
+Megatron-core's mixers split them over TP, vLLM's Mamba-2 mixer replicates groups instead."""
+
+
+def split(x: Size, parts: Size, what: str = "") -> Size:
+    """x / parts: exact integer division for numbers (validated to divide), a ratio for symbols.
+    ``what``: the count's name (``{x}``: its value) in the error of a degree that does not
+    divide it."""
     if isinstance(x, int) and isinstance(parts, int):
         if x % parts:
-            raise SpecError(f"{parts} does not divide {x}; choose a degree that divides it")
+            named = f" the {what.format(x=x)}" if what else f" {x}"
+            ok = ", ".join(str(d) for d in range(1, x + 1) if x % d == 0)
+            raise SpecError(f"{parts} does not divide{named}; choose a degree that divides {x} "
+                            f"({ok})")  # fmt: skip
         return x // parts
     return _ratio(x, parts)
 
@@ -81,8 +94,8 @@ def _shard(arch: Arch, tp: Size) -> Arch:
         d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
         d_shared_expert=split(arch.d_shared_expert, tp),
         vocab=split_up(arch.vocab, tp),
-        linear_key_heads=split(arch.linear_key_heads, tp),  # Gated DeltaNet heads split too
-        linear_value_heads=split(arch.linear_value_heads, tp),
+        linear_key_heads=split(arch.linear_key_heads, tp, LINEAR_HEADS),  # Gated DeltaNet's too
+        linear_value_heads=split(arch.linear_value_heads, tp, "{x} linear-attention value heads"),
     )
 
 

@@ -68,14 +68,12 @@ def moe_tier(base: Run) -> Sized | None:
 def size_tier(base: Run) -> Sized | None:
     """The large-MoE size tier (``moe_only``) of ``base``'s framework for its actor; None for
     none, the bare layout or the idealized iteration."""
-    from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_tier
 
     fw = base.deployment.framework
     if fw is None or base.deployment.ideal:
         return None
-    actor = base.models.actor
-    tier = get_preset(fw).tier(actor_params(actor), actor_moe(actor))
+    tier = actor_tier(fw, base.models.actor)
     return tier if tier is not None and tier.moe_only else None
 
 
@@ -170,7 +168,7 @@ def dtensor_base(base: Run) -> Run:
     algorithm and the workload stay the base's, so the two trainers answer the same query."""
     from rlmcost.deployment.spec import BATCHING, TrainLayout, following_batching
     from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params
+    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params, actor_spec
     from rlmcost.run.spec import Run, merge
 
     fw, actor = str(base.deployment.framework), base.models.actor
@@ -179,7 +177,8 @@ def dtensor_base(base: Run) -> Run:
     kind = str(base.deployment.engine.kind)
     own = replace(preset, sized=tuple(s for s in preset.sized if not s.moe_only))
     bare = TrainLayout().model_dump(mode="json")
-    tiered, dt = (p.for_params(*size, layers).deployment_data(kind) for p in (preset, own))
+    tiered, dt = (p.for_params(*size, layers, actor_spec(actor)).deployment_data(kind)
+                  for p in (preset, own))  # fmt: skip
     tier_train, dt_train = (TrainLayout.model_validate(merge(bare, d.get("train") or {}))
                             .model_dump(mode="json") for d in (tiered, dt))  # fmt: skip
     data = base.to_json()

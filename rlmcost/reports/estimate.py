@@ -348,13 +348,13 @@ def own_options(run: Run, alg: Algorithm, given: frozenset[str] = frozenset()) -
     beside PPO's reward model whichever `compare` names first; a reward model the run names
     keeps the reward model."""
     from rlmcost.frameworks.presets import preset_options
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_moe, actor_params, actor_spec
 
     fw = run.deployment.framework
     if fw is None or alg.name == run.algorithm.name:
         return run
     actor = run.models.actor
-    size = (actor_params(actor), actor_moe(actor))
+    size = (actor_params(actor), actor_moe(actor), actor_spec(actor))
     mine = preset_options(fw, get_algorithm(run.algorithm.name), *size)
     theirs = preset_options(fw, alg, *size)
     given = given | ({"rule_reward"} if run.models.reward is not None else set())

@@ -286,13 +286,13 @@ def _leaves_tier(run: Run) -> bool:
     fields) would otherwise come back as the tier's. A run with every value of its tier
     re-runs the same without it."""
     from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params
+    from rlmcost.run.defaults import actor_layers, actor_tier
 
     framework = run.deployment.framework
     if framework is None or not get_preset(framework).sized:
         return False
     actor = run.models.actor
-    tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
+    tier = actor_tier(framework, actor)
     return tier is not None and not tier.followed_by(run.deployment, actor_layers(actor))
 
 
@@ -302,13 +302,13 @@ def _compare_implied(run: Run, command: str, field: str = "rule_reward") -> bool
     its flag out, so each compared algorithm takes its own, as the comparison ran."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.presets import preset_options
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_moe, actor_params, actor_spec
 
     if command != "compare" or run.deployment.framework is None:
         return False
     actor = run.models.actor
     implied = preset_options(run.deployment.framework, get_algorithm(run.algorithm.name),
-                             actor_params(actor), actor_moe(actor))  # fmt: skip
+                             actor_params(actor), actor_moe(actor), actor_spec(actor))  # fmt: skip
     return bool(getattr(run.algorithm, field) == implied[field])
 
 
@@ -318,7 +318,7 @@ def _preset_drops_kl(run: Run) -> bool:
     tier the command keeps), so a Run that keeps the KL says ``--kl``."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.presets import preset_options
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_moe, actor_params, actor_spec
 
     framework = run.deployment.framework
     if framework is None:
@@ -326,7 +326,7 @@ def _preset_drops_kl(run: Run) -> bool:
     actor = run.models.actor  # the tier's options, unless the command leaves the tier
     params = None if _leaves_tier(run) else actor_params(actor)
     return not preset_options(framework, get_algorithm(run.algorithm.name), params,
-                              actor_moe(actor))["kl"]  # fmt: skip
+                              actor_moe(actor), actor_spec(actor))["kl"]  # fmt: skip
 
 
 def _preset_caps(framework: str | None, kind: str) -> bool:

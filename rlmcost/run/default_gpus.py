@@ -111,10 +111,9 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
         return
     from rlmcost.errors import SpecError
     from rlmcost.frameworks.preset_model import LAYOUT_DEGREES
-    from rlmcost.run.defaults import _tier, actor_moe, actor_params
+    from rlmcost.run.defaults import actor_tier
 
-    actor = run.models.actor
-    tier = _tier(d.framework, actor_params(actor), actor_moe(actor))  # kept per these
+    tier = actor_tier(d.framework, run.models.actor)  # kept per the actor
     if tier is None:
         return
     t = d.train

@@ -59,11 +59,12 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
     size = (actor_params(actor), actor_moe(actor)) if name is not None else (None, False)
     layers = actor_layers(actor) if name is not None else None
+    spec = actor_spec(actor) if name is not None else None  # its own example, the fit
     if name is None:
         out = {**dep, "framework": None}
     else:
         kind = (dep.get("engine") or {}).get("kind")
-        preset = _preset_data(name, *size, str(kind) if kind else None, layers)
+        preset = _preset_data(name, *size, str(kind) if kind else None, layers, spec)
         preset_zero = (preset.get("train") or {}).get("zero")
         out = {**merge(preset, dep), "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
@@ -84,7 +85,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     if name is None:
         return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
-    implied = _implied(name, algo.get("name") or "ppo", *size)  # its tier's
+    implied = _implied(name, algo.get("name") or "ppo", *size, spec)  # its tier's
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
     batch = implied["global_batch"]
     if batch is not None and algo.get("mini_batches") is None and algo.get("global_batch") is None:
@@ -92,7 +93,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         n = samples(algo.get("name") or "ppo", wl.get("prompts"), wl.get("samples_per_prompt"))
         if n <= batch or n % batch == 0:  # else NeMo RL drops samples: one step, all of them
             algo["global_batch"] = batch
-    tier = _tier(name, *size)
+    tier = _tier(name, *size, spec)
     if tier is not None and tier.placement is not None and "groups" not in dep and \
             not dep.get("placement") and not dep.get("ideal"):  # fmt: skip
         from rlmcost.run.tier_groups import colocate, data_groups
@@ -106,41 +107,61 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
 # The framework's look-ups, kept per what they read (the framework, the actor's size and
 # kind, the engine kind, the algorithm's name): every Run built reads them, the candidates
 # of a plan thousands of times with the same inputs.
+# ``spec``: the actor's ModelSpec (hashable; None: the size tiers alone), whose model picks
+# a framework's example for it and to which the tier's layout is fitted (Preset.tier).
 @lru_cache(maxsize=256)
-def _sized(name: str, params: int | None, moe: bool, layers: int | None = None) -> Any:
-    """``get_preset(name).for_params(params, moe, layers)``."""
-    return get_preset(name).for_params(params, moe, layers)
+def _sized(name: str, params: int | None, moe: bool, layers: int | None = None,
+           spec: Any = None) -> Any:  # fmt: skip
+    """``get_preset(name).for_params(params, moe, layers, spec)``."""
+    return get_preset(name).sized_by(_tier(name, params, moe, spec), layers)
 
 
 @lru_cache(maxsize=256)
-def _tier(name: str, params: int | None, moe: bool) -> Any:
-    """``get_preset(name).tier(params, moe)``."""
-    return get_preset(name).tier(params, moe)
+def _tier(name: str, params: int | None, moe: bool, spec: Any = None) -> Any:
+    """``get_preset(name).tier(params, moe, spec)``."""
+    return get_preset(name).tier(params, moe, spec)
+
+
+def actor_tier(name: str, actor: object) -> Any:
+    """The tier of framework ``name`` for a Run's actor (a name, a spec or its data): its
+    own example or its size's, fitted to it (:meth:`~rlmcost.frameworks.preset_model.
+    Preset.tier`); None where none."""
+    return _tier(name, actor_params(actor), actor_moe(actor), actor_spec(actor))
+
+
+def actor_preset(name: str, actor: object, sized: bool = True) -> Any:
+    """The preset of framework ``name`` for a Run's actor under its :func:`actor_tier`
+    (``sized`` False: the preset at any size, ``--no-sized-defaults``)."""
+    if not sized:
+        return get_preset(name)
+    return _sized(name, actor_params(actor), actor_moe(actor), actor_layers(actor),
+                  actor_spec(actor))  # fmt: skip
 
 
 @lru_cache(maxsize=256)
 def _kept_data(name: str, params: int | None, moe: bool, kind: str | None,
-               layers: int | None) -> Any:  # fmt: skip
+               layers: int | None, spec: Any = None) -> Any:  # fmt: skip
     """The sized preset's ``deployment_data(kind)``, kept (read through :func:`_preset_data`)."""
-    return _sized(name, params, moe, layers).deployment_data(kind)
+    return _sized(name, params, moe, layers, spec).deployment_data(kind)
 
 
 def _preset_data(name: str, params: int | None, moe: bool, kind: str | None,
-                 layers: int | None = None) -> dict[str, Any]:  # fmt: skip
+                 layers: int | None = None, spec: Any = None) -> dict[str, Any]:  # fmt: skip
     """:func:`_kept_data`, read only: the merge over it makes new mappings where the Run's
     data gives a section, and the rules after it replace a mapping they change
     (:func:`with_framework_defaults`), so what the Run does not give is the kept preset's
     own mappings and lists, shared by every Run built over it (pydantic's validation, the
     one reader of the result, copies them into the Run's models)."""
-    return _kept_data(name, params, moe, kind, layers)
+    return _kept_data(name, params, moe, kind, layers, spec)
 
 
 @lru_cache(maxsize=256)
-def _implied(name: str, algorithm: str, params: int | None, moe: bool) -> dict[str, Any]:
+def _implied(name: str, algorithm: str, params: int | None, moe: bool,
+             spec: Any = None) -> dict[str, Any]:  # fmt: skip
     """``preset_options`` of the sized preset for ``algorithm`` (read, never changed)."""
     from rlmcost.algorithms.catalog import get_algorithm
 
-    return preset_options(name, get_algorithm(algorithm), params, moe)
+    return preset_options(name, get_algorithm(algorithm), params, moe, spec)
 
 
 _SECTIONS = ("algorithm", "models", "workload", "deployment", "cluster",

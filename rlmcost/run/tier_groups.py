@@ -131,14 +131,12 @@ def run_split(run: Any, tier: Any) -> tuple[list[tuple[str, int, str]] | None, s
 
 def run_tier(run: Any) -> Any:
     """The size tier with a placement that ``run`` follows (None: none, or not followed)."""
-    from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_tier
 
     d = run.deployment
     if d.framework is None or d.ideal:
         return None
-    actor = run.models.actor
-    tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
+    tier = actor_tier(d.framework, run.models.actor)
     ok = tier is not None and tier.placement is not None and tier.followed_by(d)
     return tier if ok else None
 

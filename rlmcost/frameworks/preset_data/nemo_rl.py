@@ -9,6 +9,7 @@ Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 
 from __future__ import annotations
 
+from rlmcost.frameworks.preset_data.model_examples import NEMO_RL_SUPER
 from rlmcost.frameworks.preset_data.moe_tiers import NEMO_RL_MOE
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
@@ -351,5 +352,6 @@ PRESET = Preset(
             "(max_total_sequence_length per micro-batch)",
         ),
         *NEMO_RL_MOE,
+        NEMO_RL_SUPER,
     ),  # fmt: skip
 )

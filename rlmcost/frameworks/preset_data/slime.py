@@ -11,6 +11,7 @@ lookups are in :mod:`rlmcost.frameworks.presets`.
 
 from __future__ import annotations
 
+from rlmcost.frameworks.preset_data.model_examples import SLIME_GLM_FLASH
 from rlmcost.frameworks.preset_data.moe_tiers import SLIME_MOE
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
@@ -195,5 +196,6 @@ PRESET = Preset(
             summary=_COLOCATED,
         ),
         *SLIME_MOE,
+        SLIME_GLM_FLASH,
     ),  # fmt: skip
 )
