@@ -12,7 +12,7 @@ Independent references:
   slime_glm4.7-30B-A3B), read by `rlmcost import slime`;
 - the models' config.json head, KV-head and expert counts (phi-4: 40 heads, 10 KV heads;
   Mixtral-8x22B: 8 experts; Nemotron 3 Super: 8 Mamba-2 groups), which fix the degrees that
-  divide them: TP 5 is the largest TP <= 8 dividing 40 and 10.
+  divide them: TP 2 is the largest divisor of 8 dividing 40 and 10 (4 does not divide 10).
 """
 
 from __future__ import annotations
@@ -109,10 +109,10 @@ def test_glm_flash_takes_slimes_glm_script_as_the_importer_reads_it() -> None:
 
 
 @pytest.mark.parametrize(("model", "fw", "field", "want"), [
-    ("phi-4", "slime", "train.tp", 5),  # run-qwen3-32B.sh TP 8 over 40 heads, 10 KV heads
-    ("phi-4", "slime", "engine.tp", 5),  # its SGLang TP 8 the same
-    ("phi-3-medium", "slime", "train.tp", 5),
-    ("phi-3-medium-128k", "slime", "train.tp", 5),
+    ("phi-4", "slime", "train.tp", 2),  # run-qwen3-32B.sh TP 8 over 40 heads, 10 KV heads
+    ("phi-4", "slime", "engine.tp", 2),  # its SGLang TP 8 the same
+    ("phi-3-medium", "slime", "train.tp", 2),
+    ("phi-3-medium-128k", "slime", "train.tp", 2),
     ("mixtral-8x22b", "nemo-rl", "train.ep", 8),  # grpo-qwen3-235b-16n8g.yaml EP 16, 8 experts
     ("mixtral-8x22b", "slime", "train.ep", 8),  # run-qwen3-235B-A22B.sh EP 16
 ])  # fmt: skip

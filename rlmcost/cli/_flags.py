@@ -185,7 +185,7 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "--gpus, where no --placement nor --groups is given; `rlmcost frameworks` "
                 "lists each), or of its example for the actor's own model where it ships one "
                 "(NeMo RL's Nemotron 3 Super recipe), each degree the actor cannot take "
-                "lowered to the largest that holds (said in the deployment line). "
+                "lowered to the largest of its divisors that holds (said in the deployment line). "
                 "--no-sized-defaults keeps its own defaults at any size, "
                 "co-located, as `rlmcost import` states a config.",
             ),

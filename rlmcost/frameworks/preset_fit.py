@@ -5,7 +5,9 @@ for another model: its trainer TP, EP, CP, PP and its engine's TP may not divide
 heads, KV heads, experts or linear-attention heads (slime's Qwen3-32B example's TP 8 over
 phi-4's 40 heads and 10 KV heads; the Qwen3-235B examples' EP 16 over Mixtral-8x22B's 8
 experts). What a user of that framework does then is take the largest degree that holds and
-is not above the example's (phi-4: TP 5; Mixtral: EP 8): each such degree here, checked as
+divides the example's, so that its groups keep the example's alignment to 8-GPU nodes (phi-4:
+TP 2, as 4 does not divide its 10 KV heads and 5 would split a TP group across nodes;
+Mixtral: EP 8): each such degree here, checked as
 the evaluation checks a layout (:func:`rlmcost.parallel.validate.check_layout`, the
 trainer's with Megatron-core's QKV sub-sharding, the engine's with vLLM's replicated KV
 heads, and each rank's TP shard, :func:`rlmcost.parallel.shard.tp_shard`). The tier keeps
@@ -33,7 +35,7 @@ _NAMES = {"train.tp": "TP", "train.ep": "EP", "train.cp": "CP", "train.pp": "PP"
 @lru_cache(maxsize=256)
 def fit_tier(tier: Sized, spec: Any) -> Sized:
     """``tier`` with each of its degrees (:data:`_FIT`) that does not hold for the actor
-    ``spec`` (a ModelSpec) lowered to the largest one that does (module docstring); ``tier``
+    ``spec`` (a ModelSpec) lowered to the largest of its divisors that does (module docstring); ``tier``
     itself where all hold or the actor's shape does not resolve."""
     try:
         arch = spec.arch()
@@ -50,7 +52,8 @@ def fit_tier(tier: Sized, spec: Any) -> Sized:
         why = _problem(arch, field, have, att)
         if why is None:
             continue
-        best = next(d for d in range(have, 0, -1) if _problem(arch, field, d, att) is None)
+        best = next(d for d in range(have, 0, -1)
+                    if have % d == 0 and _problem(arch, field, d, att) is None)
         changed[field] = best
         said.append(f"{_NAMES[field]} {have} -> {best} ({why})")
     if not changed:
@@ -68,8 +71,8 @@ def _with(d: Default, value: int) -> Default:
     """``d`` at ``value``, its flag and source saying so."""
     flag = d.flag.rsplit(" ", 1)[0] + f" {value}" if " " in d.flag else d.flag
     return replace(d, value=value, flag=flag,
-                   source=f"{d.source}; {d.value} lowered to {value}, the largest degree not "
-                   "above it that this actor takes (rlmcost.frameworks.preset_fit)")  # fmt: skip
+                   source=f"{d.source}; {d.value} lowered to {value}, the largest divisor of it "
+                   "that this actor takes (rlmcost.frameworks.preset_fit)")  # fmt: skip
 
 
 def _problem(arch: Any, field: str, degree: int, att: int) -> str | None:
