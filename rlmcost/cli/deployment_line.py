@@ -182,8 +182,8 @@ def fitted_said(tier: Any, run: Any) -> str:
     if tier is None or not tier.fitted or not tier.followed_by(run.deployment,
                                                                _layers(run)):  # fmt: skip
         return ""
-    return ("; its layout fitted to this actor, each degree the largest that holds, not above "
-            f"the example's: {'; '.join(tier.fitted)}")
+    return ("; its layout fitted to this actor, each degree the largest divisor of the "
+            f"example's that holds: {'; '.join(tier.fitted)}")
 
 
 def _layers(run: Any) -> int | None:

@@ -35,8 +35,8 @@ _NAMES = {"train.tp": "TP", "train.ep": "EP", "train.cp": "CP", "train.pp": "PP"
 @lru_cache(maxsize=256)
 def fit_tier(tier: Sized, spec: Any) -> Sized:
     """``tier`` with each of its degrees (:data:`_FIT`) that does not hold for the actor
-    ``spec`` (a ModelSpec) lowered to the largest of its divisors that does (module docstring); ``tier``
-    itself where all hold or the actor's shape does not resolve."""
+    ``spec`` (a ModelSpec) lowered to the largest of its divisors that does (module
+    docstring); ``tier`` itself where all hold or the actor's shape does not resolve."""
     try:
         arch = spec.arch()
     except (SpecError, ValueError, AttributeError):
