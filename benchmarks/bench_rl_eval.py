@@ -635,6 +635,49 @@ fb41caa8's after the merge); ``validate --rl --json`` 0 of 103 rows moved;
 ``tests/test_fast_equal.py`` with hypothesis seeds 1-5; ``tests/test_fast_parts.py`` holds the
 kept syncs to each run's own (across frameworks, refits, an FP8 engine, streaming) and the
 joined phases to the summed ones. 5,000/s one call each is not met.
+
+Twentieth round: the cyclic collector out of the one-call sweep (December 2026, against main
+5fe67dd1 in the same minutes, two alternating runs each, a load of about 2 on the two cores):
+plain 82-102 -> 94-102/s (its path not changed: the noise); fast, every 8th 867-902 ->
+902-958/s; sweep one call each 1,335-1,390 -> 1,500-1,566/s; again with every group kept
+4,462-4,724 -> 4,823-4,914/s; evaluate_many 1,448-1,547 -> 1,405-1,467/s and planner rows
+1,016-1,075 -> 1,014-1,039/s (both paused the collector already: unchanged). The collector's
+own time inside the one-call sweep, timed by ``gc.callbacks`` (thread time, three sweeps a
+process, two alternating processes each): 61-74 -> 17-24 us a deployment, the sweep 656-720 ->
+582-685 us a deployment; its collections 396-404 young, 36 middle and 3 full -> 1 young (the
+objects the sweep allocated, collected once at the first allocation outside an evaluation).
+What it changed: ``evaluate_deployment`` pauses the collector inside one evaluation (resumed
+after when it was on, also after a SpecError; left off when the caller had it off), as
+``evaluate_many`` pauses it over its batch. A collection inside an evaluation had found its
+temporaries alive and moved them into the older generations, whose growth sets when the
+collector walks every object of the process; between the calls of a loop nothing is
+allocated, so no collection runs there either until the caller allocates (an evaluation
+leaves no cyclic garbage: ``gc.collect()`` after the sweep, and after 300 refused
+evaluations, finds none). ``memo.by_identities`` keeps one tuple per entry (the value, then
+the objects) where it kept the caller's tuple of objects beside the value: the tracked objects
+the sweep keeps, after four full collections, 124,794 -> 111,464. Every result the same
+(``validate --rl`` 0 of 103 rows moved; ``tests/test_fast_*.py``, ``tests/test_group_*.py``,
+``tests/test_prefix_sharing.py``, ``tests/test_api_robustness.py``);
+``tests/test_eval_collector.py`` holds the pause (no collection starts inside an evaluation at
+a threshold of 1) and the collector's state after. Where a fresh deployment's time goes now
+(the one-call sweep, collector out of the way, main's code instrumented): the 928 group
+estimates about 280-300 us a deployment (by family, each: the colocated "all" 256 x 1.25 ms,
+"actor+reward+reference+critic" 96 x 2.12 ms, "actor+reference" 88 x 1.08, "critic+reward"
+120 x 0.84, "actor" 104 x 0.77, "critic" 72 x 0.74, "rollout" 48 x 0.62, "reward" 72 x 0.34,
+"reference" 72 x 0.31; 2,270 Python calls each, the memoized passes' and memory's first
+evaluations and a flat spread, no function above a twentieth of its own time); the groups'
+parts and weight-sync links of the 1,760 new tuples of estimates 28 us (15 and 13, their
+estimates' own values kept); the rest what a deployment of kept estimates costs, 210-250 us
+(the group look-ups 6.7 us a group, ``query_of`` 1.9, ``trainer_layout`` 3.2, ``canonical``
+3.2, the device groups 1.7, the KV sub-shard check 1.8 us: a flat spread of notes and checks
+too). So 5,000/s (200 us) is below the kept path alone: it needs both the group estimate (a
+group's jobs as a few tuple operations, or every candidate's group at once in numpy) and the
+kept path (``combine``'s schedule values, notes and checks) rewritten, not more caching.
+Measured and left: ``compiled.runtime.minimum`` (44 calls an estimate from the compiled memory
+functions, an ``all`` over a generator of ``isinstance`` each: about 5 % of an estimate's
+profiled time; in the generated package's runtime); ``reference_swap.reference_swap_bytes``
+asked 6.8 times an estimate (a function of the group model alone; its own time about 1 % of
+an estimate's profile).
 """
 
 from __future__ import annotations
