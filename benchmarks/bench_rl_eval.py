@@ -24,7 +24,8 @@ earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
-[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady]
+[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady] [--collector]
+(``--collector``: the cyclic collector's collections and time inside the one-call sweep)
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -641,11 +642,12 @@ Twentieth round: the cyclic collector out of the one-call sweep (December 2026, 
 plain 82-102 -> 94-102/s (its path not changed: the noise); fast, every 8th 867-902 ->
 902-958/s; sweep one call each 1,335-1,390 -> 1,500-1,566/s; again with every group kept
 4,462-4,724 -> 4,823-4,914/s; evaluate_many 1,448-1,547 -> 1,405-1,467/s and planner rows
-1,016-1,075 -> 1,014-1,039/s (both paused the collector already: unchanged). The collector's
-own time inside the one-call sweep, timed by ``gc.callbacks`` (thread time, three sweeps a
-process, two alternating processes each): 61-74 -> 17-24 us a deployment, the sweep 656-720 ->
-582-685 us a deployment; its collections 396-404 young, 36 middle and 3 full -> 1 young (the
-objects the sweep allocated, collected once at the first allocation outside an evaluation).
+1,016-1,075 -> 1,014-1,039/s (both paused the collector already: unchanged); two more such
+pairs minutes later, one call each 1,316-1,457 -> 1,479-1,528/s. The collector inside the
+one-call sweep (``--collector``: ``gc.callbacks``, thread time, three sweeps a run, two
+alternating runs each): 72-97 -> 24-32 us a deployment, its collections 397 young, 36 middle
+and 3 full -> the one young collection that the objects allocated in the sweep wait for
+(the first allocation outside an evaluation starts it; ``--collector`` counts it).
 What it changed: ``evaluate_deployment`` pauses the collector inside one evaluation (resumed
 after when it was on, also after a SpecError; left off when the caller had it off), as
 ``evaluate_many`` pauses it over its batch. A collection inside an evaluation had found its
@@ -725,6 +727,39 @@ def _kept() -> int:
 def _reset() -> None:
     memo.clear_all()
     resolved._QUERIES.clear()
+
+
+def _collector(runs: Sequence[Any], warmed: Callable[[], None], sweeps: int = 3) -> None:
+    """The cyclic collector inside the one-call sweep, from a collected warm start: its
+    collections per generation and their thread time (``gc.callbacks``) per deployment, the
+    young collection that the sweep's last objects wait for included."""
+    import gc
+
+    spent, count, started = [0.0, 0.0, 0.0], [0, 0, 0], [0.0]
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent[info["generation"]] += time.thread_time() - started[0]
+            count[info["generation"]] += 1
+
+    for _ in range(sweeps):
+        warmed()
+        gc.collect()
+        spent[:], count[:] = [0.0, 0.0, 0.0], [0, 0, 0]
+        gc.callbacks.append(watch)
+        try:
+            c0 = time.thread_time()
+            _each(runs)
+            gc.collect(0)  # the young collection the next allocation would start: the sweep's
+            cpu = time.thread_time() - c0  # objects allocated with the collector paused
+        finally:
+            gc.callbacks.remove(watch)
+        per = [f"{s / len(runs) * 1e6:.1f}" for s in spent]
+        print(f"collector in the one-call sweep: collections {count} (young, middle, full), "
+              f"{sum(spent) / len(runs) * 1e6:.1f} us a deployment ({', '.join(per)}) of "
+              f"{cpu / len(runs) * 1e6:.0f}")
 
 
 def _steady(runs: Sequence[Any], warmed: Callable[[], None], chunks: int = 32,
@@ -823,6 +858,8 @@ def main() -> None:
     print(f"speed-up of the sweep over plain: {after / before:.1f}x")
     if "--steady" in sys.argv:  # each of 32 chunks at its fastest of 4 sweeps
         _steady(runs, warmed)
+    if "--collector" in sys.argv:
+        _collector(runs, warmed)
     if "--profile-estimates" in sys.argv:
         _profile_estimates(runs, warmed)
     if "--profile" in sys.argv:
