@@ -24,7 +24,8 @@ earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
-[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady]
+[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady] [--collector]
+(``--collector``: the cyclic collector's collections and time inside the one-call sweep)
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -635,6 +636,50 @@ fb41caa8's after the merge); ``validate --rl --json`` 0 of 103 rows moved;
 ``tests/test_fast_equal.py`` with hypothesis seeds 1-5; ``tests/test_fast_parts.py`` holds the
 kept syncs to each run's own (across frameworks, refits, an FP8 engine, streaming) and the
 joined phases to the summed ones. 5,000/s one call each is not met.
+
+Twentieth round: the cyclic collector out of the one-call sweep (December 2026, against main
+5fe67dd1 in the same minutes, two alternating runs each, a load of about 2 on the two cores):
+plain 82-102 -> 94-102/s (its path not changed: the noise); fast, every 8th 867-902 ->
+902-958/s; sweep one call each 1,335-1,390 -> 1,500-1,566/s; again with every group kept
+4,462-4,724 -> 4,823-4,914/s; evaluate_many 1,448-1,547 -> 1,405-1,467/s and planner rows
+1,016-1,075 -> 1,014-1,039/s (both paused the collector already: unchanged); two more such
+pairs minutes later, one call each 1,316-1,457 -> 1,479-1,528/s. The collector inside the
+one-call sweep (``--collector``: ``gc.callbacks``, thread time, three sweeps a run, two
+alternating runs each): 72-97 -> 24-32 us a deployment, its collections 397 young, 36 middle
+and 3 full -> the one young collection that the objects allocated in the sweep wait for
+(the first allocation outside an evaluation starts it; ``--collector`` counts it).
+What it changed: ``evaluate_deployment`` pauses the collector inside one evaluation (resumed
+after when it was on, also after a SpecError; left off when the caller had it off), as
+``evaluate_many`` pauses it over its batch. A collection inside an evaluation had found its
+temporaries alive and moved them into the older generations, whose growth sets when the
+collector walks every object of the process; between the calls of a loop nothing is
+allocated, so no collection runs there either until the caller allocates (an evaluation
+leaves no cyclic garbage: ``gc.collect()`` after the sweep, and after 300 refused
+evaluations, finds none). ``memo.by_identities`` keeps one tuple per entry (the value, then
+the objects) where it kept the caller's tuple of objects beside the value: the tracked objects
+the sweep keeps, after four full collections, 124,794 -> 111,464. Every result the same
+(``validate --rl`` 0 of 103 rows moved; ``tests/test_fast_*.py``, ``tests/test_group_*.py``,
+``tests/test_prefix_sharing.py``, ``tests/test_api_robustness.py``);
+``tests/test_eval_collector.py`` holds the pause (no collection starts inside an evaluation at
+a threshold of 1) and the collector's state after. Where a fresh deployment's time goes now
+(the one-call sweep, collector out of the way, main's code instrumented): the 928 group
+estimates about 280-300 us a deployment (by family, each: the colocated "all" 256 x 1.25 ms,
+"actor+reward+reference+critic" 96 x 2.12 ms, "actor+reference" 88 x 1.08, "critic+reward"
+120 x 0.84, "actor" 104 x 0.77, "critic" 72 x 0.74, "rollout" 48 x 0.62, "reward" 72 x 0.34,
+"reference" 72 x 0.31; 2,270 Python calls each, the memoized passes' and memory's first
+evaluations and a flat spread, no function above a twentieth of its own time); the groups'
+parts and weight-sync links of the 1,760 new tuples of estimates 28 us (15 and 13, their
+estimates' own values kept); the rest what a deployment of kept estimates costs, 210-250 us
+(the group look-ups 6.7 us a group, ``query_of`` 1.9, ``trainer_layout`` 3.2, ``canonical``
+3.2, the device groups 1.7, the KV sub-shard check 1.8 us: a flat spread of notes and checks
+too). So 5,000/s (200 us) is below the kept path alone: it needs both the group estimate (a
+group's jobs as a few tuple operations, or every candidate's group at once in numpy) and the
+kept path (``combine``'s schedule values, notes and checks) rewritten, not more caching.
+Measured and left: ``compiled.runtime.minimum`` (44 calls an estimate from the compiled memory
+functions, an ``all`` over a generator of ``isinstance`` each: about 5 % of an estimate's
+profiled time; in the generated package's runtime); ``reference_swap.reference_swap_bytes``
+asked 6.8 times an estimate (a function of the group model alone; its own time about 1 % of
+an estimate's profile).
 """
 
 from __future__ import annotations
@@ -682,6 +727,39 @@ def _kept() -> int:
 def _reset() -> None:
     memo.clear_all()
     resolved._QUERIES.clear()
+
+
+def _collector(runs: Sequence[Any], warmed: Callable[[], None], sweeps: int = 3) -> None:
+    """The cyclic collector inside the one-call sweep, from a collected warm start: its
+    collections per generation and their thread time (``gc.callbacks``) per deployment, the
+    young collection that the sweep's last objects wait for included."""
+    import gc
+
+    spent, count, started = [0.0, 0.0, 0.0], [0, 0, 0], [0.0]
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent[info["generation"]] += time.thread_time() - started[0]
+            count[info["generation"]] += 1
+
+    for _ in range(sweeps):
+        warmed()
+        gc.collect()
+        spent[:], count[:] = [0.0, 0.0, 0.0], [0, 0, 0]
+        gc.callbacks.append(watch)
+        try:
+            c0 = time.thread_time()
+            _each(runs)
+            gc.collect(0)  # the young collection the next allocation would start: the sweep's
+            cpu = time.thread_time() - c0  # objects allocated with the collector paused
+        finally:
+            gc.callbacks.remove(watch)
+        per = [f"{s / len(runs) * 1e6:.1f}" for s in spent]
+        print(f"collector in the one-call sweep: collections {count} (young, middle, full), "
+              f"{sum(spent) / len(runs) * 1e6:.1f} us a deployment ({', '.join(per)}) of "
+              f"{cpu / len(runs) * 1e6:.0f}")
 
 
 def _steady(runs: Sequence[Any], warmed: Callable[[], None], chunks: int = 32,
@@ -780,6 +858,8 @@ def main() -> None:
     print(f"speed-up of the sweep over plain: {after / before:.1f}x")
     if "--steady" in sys.argv:  # each of 32 chunks at its fastest of 4 sweeps
         _steady(runs, warmed)
+    if "--collector" in sys.argv:
+        _collector(runs, warmed)
     if "--profile-estimates" in sys.argv:
         _profile_estimates(runs, warmed)
     if "--profile" in sys.argv:

@@ -200,17 +200,19 @@ def by_identities(kept: dict[Any, Any], objs: tuple[Any, ...], compute: Callable
     (1: the last call's, for two readers of one evaluation); nothing kept inside
     :func:`plain`. An exception is not kept (raised again at each call). A key's ids are the
     objects' own: each entry holds its objects, so while it is kept no other object can take
-    one of their ids (no identity check on a hit)."""
+    one of their ids (no identity check on a hit). An entry is one tuple, the value then the
+    objects (not the caller's tuple of objects beside the value: one object fewer per entry
+    for the cyclic collector to walk)."""
     if _PLAIN[0]:
         return compute()
     key = (*map(id, objs), also)
     hit = kept.get(key)
     if hit is not None:
-        return hit[1]
+        return hit[0]
     out = compute()
     if len(kept) >= most:
         kept.clear()
-    kept[key] = (objs, out)
+    kept[key] = (out, *objs)
     return out
 
 
