@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 import_app = App(
     help="Import a framework's config: print the equivalent rlmcost query, the deployment it "
-    "resolves to and the estimate.",
-    no_args_is_help=True,
+    "resolves to and the estimate.", no_args_is_help=True,
 )
 
 Hardware = Annotated[
@@ -332,7 +331,8 @@ def frameworks_command(
             {"framework": p.framework.value, "summary": p.summary,
              "defaults": [_default_json(d) for d in p.defaults],
              "conventions": list(p.conventions),
-             "sized": [{"min_params": s.min_params, "example": s.example, "actors": _actors(s),
+             "sized": [{"min_params": s.min_params, "max_params": s.max_params or None,
+                        "models": list(s.models), "example": s.example, "actors": _actors(s),
                         "defaults": [_default_json(d) for d in s.defaults],
                         "placement": _placement_json(s.placement)} for s in p.sized]}
             for p in presets]}))  # fmt: skip

@@ -152,6 +152,11 @@ class PresetTierOut(BaseModel):
     model_config = _CLOSED
 
     min_params: int = Field(description="the actor's parameters from which the tier applies")
+    max_params: int | None = Field(default=None, description="the actor's parameters below "
+                                   "which it applies (None: no upper end; schema 2.20)")
+    models: list[str] = Field(default_factory=list, description="the model_types an example "
+        "for the actor's own model matches, taken before the size tiers ([]: a size tier; "
+        "schema 2.20)")  # fmt: skip
     example: str = Field(description="the framework's example for larger models it follows")
     actors: Literal["any", "dense", "moe"] = Field(default="any", description="the actors "
         "it takes: any, dense ones alone or mixtures of experts alone (schema 2.9)")
