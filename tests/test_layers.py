@@ -71,6 +71,7 @@ MODULE_LAYER = {
     "rlmcost.perf.validate": "views",
     "rlmcost.perf.validate_rl": "views",
     "rlmcost.perf.validate_memory": "views",  # `validate --memory`: train and RL queries' memory
+    "rlmcost.perf.validate_memory_engine": "views",  # its engine rows: vLLM / SGLang KV pools
     "rlmcost.deployment": "deployment",
     "rlmcost.run": "run",
     "rlmcost.placement": "placement",

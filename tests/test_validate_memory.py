@@ -163,3 +163,58 @@ def test_a_row_of_unnamed_metric_spans_allocated_to_reserved() -> None:
     a = got.allocated_bytes
     assert a and got.predicted_bytes == a
     assert got.interval_bytes == (a, a + ceil(a * SLACK_RANGE[1]))
+
+
+# --- engine rows: vLLM / SGLang KV-cache pools (rlmcost/perf/validate_memory_engine.py) ---
+
+LLAMA2_7B_KV_PER_TOKEN = 32 * 2 * 32 * 128 * 2  # Llama-2-7b config.json: 32 layers, 32 KV
+# heads of 128, K and V, bf16 (fp16 in the run: the same bytes)
+QWEN3_235B_KV_PER_TOKEN_TP4 = 94 * 2 * (4 // 4) * 128 * 2  # Qwen3-235B-A22B config.json: 94
+# layers, 4 KV heads of 128, one per GPU at TP 4
+
+
+def test_engine_rows_load_from_three_sources() -> None:
+    rows = [r for r in load_table()["rows"] if r["kind"] == "engine"]
+    assert len(rows) >= 12
+    assert len({r["source"] for r in rows}) >= 3
+    for r in rows:
+        assert r["measured"] in ("kv_gib", "kv_tokens")
+        assert r.get("not_predicted") or r["command"].startswith("rlmcost grpo")
+
+
+def test_llama2_7b_pool_in_blocks_by_hand() -> None:
+    """vLLM PR 2031, Llama-2-7B on one A100-80GB at gpu_memory_utilization 0.9: the pool is the
+    reservation less the weights and the profile's peak; its tokens are whole blocks of 16 of
+    the 0.5 MiB a token that 32 layers x 32 KV heads x 128 x K, V x 2 B hold."""
+    row = _row("vllm-pr2031-llama2-7b-a100-tp1-main")
+    got = predict(row, train_json, run_from_argv)
+    assert got.status == "ok" and got.predicted_bytes is not None
+    blocks = got.predicted_bytes // (16 * LLAMA2_7B_KV_PER_TOKEN)
+    assert got.predicted_tokens == 16 * blocks
+    # the PR's log: # GPU blocks 7449 before its fix (x 16 tokens)
+    assert row["published_tokens"] == 7449 * 16
+    assert abs(got.error) < 0.02
+
+
+def test_qwen3_235b_sglang_tokens_by_hand() -> None:
+    """vLLM issue 21348, SGLang at TP 4 and mem_fraction_static 0.93: SGLang's page is one
+    token of 94 layers x 1 KV head per GPU x 128 x K, V x 2 B = 48,128 B (the log's "K size:
+    8.23 GB" is 367,404 x 24,064 B = 8.23 GiB), so the tokens are the pool over that."""
+    assert round(367_404 * QWEN3_235B_KV_PER_TOKEN_TP4 / 2 / GIB, 2) == 8.23
+    got = predict(_row("vllm-issue21348-qwen3-235b-fp8-h100-tp4-sglang"), train_json,
+                  run_from_argv)  # fmt: skip
+    assert got.predicted_bytes is not None and got.interval_tokens is not None
+    assert got.predicted_tokens == got.predicted_bytes // QWEN3_235B_KV_PER_TOKEN_TP4
+    low, high = got.interval_tokens
+    assert low <= got.predicted_tokens <= high
+
+
+def test_engine_rows_refuse_a_missing_figure() -> None:
+    sources = load_table()["sources"]
+    good = dict(_row("vllm-pr2031-llama2-7b-a100-tp1"))
+    with pytest.raises(SpecError, match="published_tokens"):
+        check_row({**good, "published_tokens": 0}, sources)
+    with pytest.raises(SpecError, match="profile"):
+        check_row({**good, "profile": "vllm-9"}, sources)
+    with pytest.raises(SpecError, match="engine rows"):
+        check_row({**_row("tt-h100-8b-8gpu-eager"), "measured": "kv_tokens"}, sources)

@@ -60,8 +60,9 @@ def validate(
         typer.Option(
             "--memory",
             help="Published GPU-memory measurements (rlmcost/perf/data/memory_runs.json: "
-            "torchtitan, verl) against rlmcost's memory per device, in the quantity each "
-            "source measured (allocated, reserved, nvidia-smi): published vs predicted GiB, "
+            "torchtitan, verl; vLLM / SGLang KV-cache pools) against rlmcost's memory per "
+            "device, in the quantity each source measured (allocated, reserved, nvidia-smi, "
+            "an engine's logged KV pool in GiB or tokens): published vs predicted, "
             "error, allocator-slack interval; summary per source. With --source one source.",
         ),
     ] = False,
@@ -316,8 +317,15 @@ def _render_memory(v: MemoryValidation) -> None:
     for r in v.rows:
         lo_hi = "-" if r.interval_bytes is None else \
             f"{gib(r.interval_bytes[0])} - {gib(r.interval_bytes[1])}"  # fmt: skip
-        rows.append((r.id, r.row["measured"], f"{float(r.row['published_gib']):g} GiB",
-                     gib(r.predicted_bytes), "-" if r.error is None else f"{100 * r.error:+.1f} %",
+        published, predicted = f"{float(r.row.get('published_gib', 0)):g} GiB", \
+            gib(r.predicted_bytes)  # fmt: skip
+        if r.tokens:  # an engine's KV pool in tokens
+            published = f"{int(r.row['published_tokens']):,} tok"
+            predicted = "-" if r.predicted_tokens is None else f"{r.predicted_tokens:,} tok"
+            lo_hi = "-" if r.interval_tokens is None else \
+                f"{r.interval_tokens[0]:,} - {r.interval_tokens[1]:,} tok"  # fmt: skip
+        rows.append((r.id, r.row["measured"], published,
+                     predicted, "-" if r.error is None else f"{100 * r.error:+.1f} %",
                      lo_hi, {True: "yes", False: "no", None: "-"}[r.inside],
                      "ok" if r.status == "ok" else r.status))  # fmt: skip
     print_table(
@@ -328,7 +336,10 @@ def _render_memory(v: MemoryValidation) -> None:
         "reserved: the caching allocator's reserved peak vs the allocated peak plus rlmcost's "
         "allocator slack (no CUDA context, no NCCL buffers); allocated_or_reserved: a figure "
         "its source does not name, predicted as allocated; device: nvidia-smi vs the RL "
-        "evaluation's device view. interval: the allocator slack's range, up to the "
+        "evaluation's device view; kv_gib / kv_tokens: a vLLM or SGLang engine's logged KV pool "
+        "vs the pool the RL evaluation gives the engine alone (interval: the memory outside "
+        "PyTorch the engine version counts, rlmcost.perf.validate_memory_engine). interval: "
+        "the allocator slack's range, up to the "
         "fragmentation GMLake measured (arXiv 2401.08156: 15 % of reserved, 33 % without "
         "expandable segments; a point for allocated rows); inside: the published figure, +- "
         "half its printed digit, in it. error = "

@@ -15,6 +15,9 @@ run; nothing here has a formula of its own: every prediction is what the query p
   ``stage``'s (:attr:`~rlmcost.evaluation.stages.StageEstimate.allocated_bytes_per_device`),
   its ``nvidia-smi`` view :attr:`~rlmcost.evaluation.stages.StageEstimate.
   memory_bytes_per_device`.
+* ``engine`` rows: a vLLM or SGLang engine's KV-cache pool as the engine logged it at
+  start-up (``kv_gib`` or ``kv_tokens``), against the pool an RL query's evaluation gives the
+  engine alone on a group (:mod:`rlmcost.perf.validate_memory_engine`).
 
 What is compared is the quantity the source measured (``measured``):
 
@@ -61,8 +64,8 @@ if TYPE_CHECKING:
 
 GIB = 2**30
 
-MEASURED = ("allocated", "reserved", "allocated_or_reserved", "device")
-KINDS = ("train", "rl")
+MEASURED = ("allocated", "reserved", "allocated_or_reserved", "device", "kv_gib", "kv_tokens")
+KINDS = ("train", "rl", "engine")
 
 FRAGMENTATION_MEAN = Fraction(15, 100)
 """Fragmentation, 1 - allocated / reserved, of PyTorch's caching allocator (its default,
@@ -105,7 +108,7 @@ TrainJson = Callable[[list[str]], dict[str, Any]]
 Build = Callable[[str, list[str]], "Run"]
 """The Run of ``rlmcost ALGORITHM ARGV`` (:func:`rlmcost.cli.validate.run_from_argv`)."""
 
-_FIELDS = ("id", "source", "kind", "measured", "published_gib", "cite", "assumptions")
+_FIELDS = ("id", "source", "kind", "measured", "cite", "assumptions")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,13 @@ class MemoryRow:
     predicted_bytes: int | None = None
     interval_bytes: tuple[int, int] | None = None
     slack: float | None = None
+    predicted_tokens: int | None = None
+    interval_tokens: tuple[int, int] | None = None
+
+    @property
+    def tokens(self) -> bool:
+        """The row compares token counts (an engine's ``kv_tokens``), not bytes."""
+        return self.row["measured"] == "kv_tokens"
 
     @property
     def id(self) -> str:
@@ -128,20 +138,34 @@ class MemoryRow:
         return str(self.row["source"])
 
     @property
-    def published_bytes(self) -> int:
-        """The published GiB in bytes, to the byte (the source printed a rounded GiB)."""
+    def published_bytes(self) -> int | None:
+        """The published GiB in bytes, to the byte (the source printed a rounded GiB); None
+        for a row that published tokens."""
+        if self.tokens:
+            return None
         return round(float(self.row["published_gib"]) * GIB)
 
     @property
     def error(self) -> float | None:
-        if self.predicted_bytes is None:
+        """predicted / published - 1, in the row's unit (tokens or bytes)."""
+        if self.tokens:
+            if self.predicted_tokens is None:
+                return None
+            return self.predicted_tokens / int(self.row["published_tokens"]) - 1
+        if self.predicted_bytes is None or self.published_bytes is None:
             return None
         return self.predicted_bytes / self.published_bytes - 1
 
     @property
     def inside(self) -> bool | None:
-        """The published figure, widened by half its printed digit, meets the interval."""
-        if self.interval_bytes is None:
+        """The published figure, widened by half its printed digit, meets the interval
+        (a token count is printed exact)."""
+        if self.tokens:
+            if self.interval_tokens is None:
+                return None
+            low_t, high_t = self.interval_tokens
+            return low_t <= int(self.row["published_tokens"]) <= high_t
+        if self.interval_bytes is None or self.published_bytes is None:
             return None
         half = float(self.row.get("resolution_gib", 0.0)) / 2 * GIB
         low, high = self.interval_bytes
@@ -151,8 +175,13 @@ class MemoryRow:
         r = self.row
         return {
             "id": self.id, "source": self.source, "kind": r["kind"], "setup": r.get("setup"),
-            "measured": r["measured"], "published_gib": float(r["published_gib"]),
+            "measured": r["measured"],
+            "published_gib": float(r["published_gib"]) if "published_gib" in r else None,
             "published_bytes": self.published_bytes, "predicted_bytes": self.predicted_bytes,
+            "published_tokens": r.get("published_tokens"),
+            "predicted_tokens": self.predicted_tokens,
+            "interval_tokens": list(self.interval_tokens) if self.interval_tokens else None,
+            "engine_profile": r.get("profile"),
             "allocated_bytes": self.allocated_bytes, "allocator_slack": self.slack,
             "error": self.error,
             "interval_bytes": list(self.interval_bytes) if self.interval_bytes else None,
@@ -176,7 +205,14 @@ def check_row(row: dict[str, Any], sources: dict[str, Any]) -> None:
     if row["measured"] not in MEASURED:
         raise SpecError(f"memory row {rid}: measured {row['measured']!r} is not one of "
                         f"{MEASURED}")  # fmt: skip
-    if not float(row["published_gib"]) > 0:
+    if row["kind"] == "engine":
+        from rlmcost.perf.validate_memory_engine import check_engine_row
+
+        check_engine_row(row)
+        return
+    if row["measured"] in ("kv_gib", "kv_tokens"):
+        raise SpecError(f"memory row {rid}: {row['measured']!r} rows are engine rows")
+    if not float(row.get("published_gib") or 0) > 0:
         raise SpecError(f"memory row {rid}: published_gib must be positive")
     if row.get("not_predicted"):
         return
@@ -229,6 +265,10 @@ def rl_stage(row: dict[str, Any], build: Build) -> Any:
 
 def predict(row: dict[str, Any], train_json: TrainJson, build: Build) -> MemoryRow:
     """One row's prediction in the quantity its source measured (module docstring)."""
+    if row["kind"] == "engine":
+        from rlmcost.perf.validate_memory_engine import predict_engine
+
+        return MemoryRow(row, **predict_engine(row, build))
     if row.get("not_predicted"):
         return MemoryRow(row, f"not predicted: {row['not_predicted']}")
     try:

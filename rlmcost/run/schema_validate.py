@@ -200,11 +200,16 @@ class MemoryValidationRowOut(BaseModel):
 
     id: str
     source: str
-    kind: Literal["train", "rl"]
-    measured: Literal["allocated", "reserved", "device"]
-    published_gib: float
-    published_bytes: int
+    kind: Literal["train", "rl", "engine"]
+    measured: Literal["allocated", "reserved", "allocated_or_reserved", "device", "kv_gib",
+                      "kv_tokens"]
+    published_gib: float | None = Field(description="null for a kv_tokens row")
+    published_bytes: int | None
     predicted_bytes: int | None
+    published_tokens: int | None = Field(description="an engine's logged KV pool in tokens")
+    predicted_tokens: int | None
+    interval_tokens: list[int] | None
+    engine_profile: str | None = Field(description="how the engine version sizes its pool")
     allocated_bytes: int | None
     allocator_slack: float | None
     error: float | None = Field(description="predicted / published - 1")

@@ -1,0 +1,173 @@
+"""``engine`` rows of ``rlmcost validate --memory``: an inference engine's KV-cache pool as
+vLLM and SGLang log it at start-up, against the pool rlmcost's RL evaluation gives the engine.
+
+A row's ``command`` is an RL query (``rlmcost grpo ...``) whose ``--groups`` puts the logged
+engine alone on a group named ``rollout`` (its GPUs = one replica's TP, the bracket's ``gmu``,
+``max-num-seqs``, ``max-num-batched-tokens``, ``engine``, ``rollout-dtype``) beside a trainer
+group that does not touch it. The query is built as ``validate --rl`` builds a Run and
+evaluated; the prediction is the generation job's KV pool per device, ``memory.kv_cache`` of
+that group's job (:meth:`~rlmcost.placement.group_memory.GroupMemory.engine_memory`, from
+:func:`~rlmcost.placement.engine_budget.engine_budget`: the same functions every RL query
+sizes its engines with; none of its own here).
+
+What is compared is what the engine logged (``measured``):
+
+* ``kv_gib``: vLLM's available KV-cache memory per GPU ("Available KV cache memory: X GiB";
+  V0's ``kv_cache_size`` / "the rest of the memory reserved for KV Cache is X GiB"), GiB =
+  2^30 bytes (``vllm/utils`` ``GiB_bytes``);
+* ``kv_tokens``: the pool in tokens, vLLM's "GPU KV cache size: N tokens" or "# GPU blocks: B"
+  x 16 (V0's ``block_size``), SGLang's "KV Cache is allocated. #tokens: N"
+  (``max_total_num_tokens``): the pool bytes over one token's KV bytes per GPU in the engine's
+  layout (:func:`~rlmcost.compiled.memory.memory_per_rank`'s ``kv_cache``, KV in the model's
+  dtype), in whole blocks of 16 tokens (vLLM: ``num_gpu_blocks = available // page size``,
+  vllm/v1/core/kv_cache_utils.py; V0 ``Worker.determine_num_available_blocks``) or of 1 token
+  (SGLang's page size 1, ``profile_max_num_token``: ``rest_memory // cell_size``): rlmcost's
+  :func:`~rlmcost.deployment.terms.pool_tokens`.
+
+The interval: rlmcost prices the memory outside PyTorch that vLLM's profile counts
+(``non_torch_increase``) at a point (:func:`~rlmcost.deployment.vllm_profile.non_torch_bytes`:
+0 on one GPU, the communicators' 512 MiB on several); the row's engine version counts a
+stated range of it (:data:`NON_TORCH_RANGE`); the pool moves by the difference, byte for
+byte. SGLang has no profile run: its pool is ``mem_fraction_static`` x the device less what
+the device holds once the weights are loaded (python/sglang/srt/model_executor/
+model_runner.py ``profile_max_num_token``: ``available_gpu_memory - total_gpu_memory * (1 -
+mem_fraction_static)``), so its range is the CUDA context and communicators instead of
+rlmcost's workspace. The interval is that range's pools, widened to hold rlmcost's point.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from rlmcost.errors import SpecError
+
+Build = Callable[[str, list[str]], Any]
+"""The Run of ``rlmcost ALGORITHM ARGV`` (``rlmcost.perf.validate_memory.Build``)."""
+
+GIB = 2**30
+MIB = 2**20
+
+VLLM_BLOCK_TOKENS = 16
+"""vLLM's default ``block_size`` on CUDA (``CacheConfig.block_size`` 16, vllm/config)."""
+
+PROFILES = ("vllm-v0-torch-peak", "vllm-v0-free-memory", "vllm-v0.7+", "sglang")
+"""How the row's engine version sizes its pool (:data:`NON_TORCH_RANGE`)."""
+
+NON_TORCH_RANGE: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "vllm-v0-torch-peak": ((0, 0), (0, 0)),
+    "vllm-v0-free-memory": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
+    "vllm-v0.7+": ((50 * MIB, 350 * MIB), (512 * MIB, 952 * MIB)),
+    "sglang": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
+}
+"""Per profile, the memory outside the weights and PyTorch's profile peak that the engine
+takes out of its pool, ``(low, high)`` on one GPU and on a TP replica of several, bytes:
+
+* ``vllm-v0-torch-peak`` (vLLM before PR 2031, 2023-12): the profile's peak was
+  ``torch.cuda.max_memory_allocated()``, nothing outside PyTorch counted (PR 2031's
+  description: "some memory (probably related to NCCL?) is allocated/freed not through the
+  PyTorch memory allocator");
+* ``vllm-v0-free-memory`` (PR 2031 to v0.6.4, ``peak_memory = total_gpu_memory -
+  free_gpu_memory`` after the profile; PR 9352, v0.6.4, the same with the torch peak added):
+  the CUDA context (rlmcost/deployment/overhead.py ``CUDA_CONTEXT_BYTES``' stated 300-600
+  MiB) and, on several GPUs, the communicators (``COMMUNICATOR_BYTES``, 512 MiB) besides;
+* ``vllm-v0.7+`` (PR 12126 of 2025-01, ``memory_profiling``'s ``non_torch_increase`` from a
+  baseline taken after the CUDA context; V1's ``determine_available_memory``): 0.05-0.35 GiB
+  on one GPU (rlmcost/deployment/vllm_profile.py: PR 12126's 0.16 GiB on H100), 512 MiB to
+  0.93 GiB on a TP replica (the DeepSeek-V2.5 Ray log there);
+* ``sglang``: what the device holds beside the weights once they are loaded, the CUDA context
+  and, on several GPUs, the communicators (the ``vllm-v0-free-memory`` range): SGLang
+  subtracts it where rlmcost subtracts one sequence's workspace.
+"""
+
+
+def check_engine_row(row: dict[str, Any]) -> None:
+    """A SpecError naming what an ``engine`` row lacks (its command, profile, published
+    figure in the unit its ``measured`` names)."""
+    rid = row["id"]
+    if row["measured"] not in ("kv_gib", "kv_tokens"):
+        raise SpecError(f"memory row {rid}: an engine row measures 'kv_gib' or 'kv_tokens'")
+    need = "published_tokens" if row["measured"] == "kv_tokens" else "published_gib"
+    if not float(row.get(need) or 0) > 0:
+        raise SpecError(f"memory row {rid}: a {row['measured']} row needs a positive {need!r}")
+    if row.get("not_predicted"):
+        return
+    if row.get("profile") not in PROFILES:
+        raise SpecError(f"memory row {rid}: profile {row.get('profile')!r} is not one of "
+                        f"{PROFILES}")  # fmt: skip
+    if not row.get("command"):
+        raise SpecError(f"memory row {rid}: an engine row needs 'command' (or a "
+                        "'not_predicted' reason)")  # fmt: skip
+
+
+def engine_job(row: dict[str, Any], build: Build) -> tuple[Any, Any, Any]:
+    """``(estimate, group, job)``: the row's RL query evaluated, its ``rollout`` group and that
+    group's generation job."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.evaluation.query import evaluate
+
+    words = shlex.split(row["command"])
+    if len(words) < 3 or words[0] != "rlmcost":
+        raise SpecError(f"memory row {row['id']}: command must start 'rlmcost ALGORITHM'")
+    estimate = evaluate(build(words[1], words[2:]))
+    if estimate.evaluation is None:
+        raise SpecError("the query has no deployed evaluation (an ideal run has no engine)")
+    for g in estimate.evaluation.groups:
+        if g.name != "rollout":
+            continue
+        if g.problems:
+            raise SpecError("; ".join(g.problems))
+        for j in g.jobs:
+            if j.task.kind is Kind.GENERATE:
+                return estimate, g, j
+    raise SpecError("the query has no generation job on a group named 'rollout'")
+
+
+def kv_bytes_per_token(estimate: Any, job: Any, tokens: int) -> int:
+    """One sequence's KV bytes per device at ``tokens`` in the job's layout, as the
+    evaluation sizes it (``memory_per_rank`` of the generation layout at PP 1)."""
+    from rlmcost.algorithms.kinds import Role
+    from rlmcost.compiled.memory import memory_per_rank
+    from rlmcost.parallel.breakdown import Mode
+
+    arch = estimate.evaluation.specs[Role.ACTOR].arch()
+    layout = job.layout.one_stage()
+    return int(memory_per_rank(arch, layout, Mode.GENERATE, layout.dp, tokens,
+                               estimate.workload).kv_cache)  # fmt: skip
+
+
+def predict_engine(row: dict[str, Any], build: Build) -> dict[str, Any]:
+    """An ``engine`` row's prediction (module docstring), as the fields of its
+    :class:`~rlmcost.perf.validate_memory.MemoryRow`: ``status``, the pool bytes
+    (``allocated_bytes`` = ``predicted_bytes``), their ``interval_bytes`` and, for a
+    ``kv_tokens`` row, ``predicted_tokens`` and ``interval_tokens``."""
+    from rlmcost.deployment.terms import pool_tokens
+    from rlmcost.deployment.vllm_profile import non_torch_bytes
+
+    if row.get("not_predicted"):
+        return {"status": f"not predicted: {row['not_predicted']}"}
+    try:
+        estimate, _g, job = engine_job(row, build)
+    except SpecError as exc:
+        return {"status": f"not predicted: {exc}"}
+    m, layout = job.memory, job.layout
+    pool = int(m.kv_cache)
+    gpus = layout.tp * layout.pp
+    one, many = NON_TORCH_RANGE[row["profile"]]
+    low_extra, high_extra = one if gpus == 1 else many
+    if row["profile"] == "sglang":  # SGLang subtracts the range where rlmcost the workspace
+        point = m.activations + m.logits + m.buffers
+    else:
+        point = non_torch_bytes(gpus)
+    pools = (pool + point - high_extra, pool + point - low_extra)
+    interval = (min(pools[0], pool), max(pools[1], pool))
+    out = {"status": "ok", "allocated_bytes": pool, "predicted_bytes": pool,
+           "interval_bytes": interval}
+    if row["measured"] == "kv_gib":
+        return out
+    seq = 4096
+    kv = kv_bytes_per_token(estimate, job, seq)
+    block = 1 if row["profile"] == "sglang" else VLLM_BLOCK_TOKENS
+    tokens = [pool_tokens(p, kv, seq, block) * layout.cp for p in (pools[0], pool, pools[1])]
+    return {**out, "predicted_tokens": tokens[1], "interval_tokens": (min(tokens), max(tokens))}
