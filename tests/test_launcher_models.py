@@ -126,3 +126,81 @@ def test_hf_ids_resolve(hf_id, name):
     assert get_model(hf_id).name == name
 
 
+
+# OpenRLHF examples/scripts/train_vlm_math_hybrid_engine.sh @3c3be623 (the cost-bearing
+# arguments): --algo.kl.init_coef 0 with --algo.kl.use_loss, the reference's GPUs given
+VLM_2B = [
+    "--ref.num_nodes", "1", "--ref.num_gpus_per_node", "4", "--actor.num_nodes", "1",
+    "--actor.num_gpus_per_node", "4", "--vllm.num_engines", "4",
+    "--vllm.tensor_parallel_size", "1", "--train.colocate_all",
+    "--vllm.gpu_memory_utilization", "0.7", "--algo.kl.init_coef", "0", "--algo.kl.use_loss",
+    "--algo.advantage.estimator", "reinforce_baseline",
+    "--actor.model_name_or_path", "Qwen/Qwen3.5-2B", "--reward.remote_url", "reward_func.py",
+    "--train.micro_batch_size", "1",
+    "--train.batch_size", "1024", "--rollout.batch_size", "128",
+    "--rollout.n_samples_per_prompt", "8", "--data.max_len", "4096",
+    "--rollout.max_new_tokens", "2048", "--ds.zero_stage", "3",
+]  # fmt: skip
+
+
+def test_openrlhf_without_a_reference_its_gpu_keys_are_read_and_said_unused():
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    q = import_openrlhf(VLM_2B)
+    # train_ppo_ray.py builds no reference when init_coef is 0: --no-kl, and the ref's GPU
+    # keys are neither placed nor listed as keys rlmcost does not read
+    assert "--no-kl" in dict(q.flags)
+    assert not [k for k in q.ignored if "ref" in k]
+    assert any("builds no reference model" in n for n in q.notes)
+    with_ref = [("0.01" if a == "0" and VLM_2B[i - 1] == "--algo.kl.init_coef" else a)
+                for i, a in enumerate(VLM_2B)]  # fmt: skip
+    q = import_openrlhf(with_ref)
+    assert "--kl" in dict(q.flags)
+    assert not any("builds no reference model" in n for n in q.notes)
+
+
+# NeMo RL examples/configs/dpo.yaml @7ea279ab (the keys the importer reads) under the
+# Tulu 3 recipe's values (recipes/llm/dpo-llama3.1-8b-tulu3-1n8g-fsdp2tp1.yaml)
+TULU3_DPO = """\
+dpo:
+  max_num_steps: 2110
+  reference_policy_kl_penalty: 5
+  sft_loss_weight: 0
+policy:
+  model_name: allenai/Llama-3.1-Tulu-3-8B-SFT
+  train_global_batch_size: 128
+  train_micro_batch_size: 1
+  max_total_sequence_length: 2048
+  precision: bfloat16
+  dtensor_cfg:
+    enabled: true
+    tensor_parallel_size: 1
+    activation_checkpointing: false
+  megatron_cfg:
+    enabled: false
+  dynamic_batching:
+    enabled: false
+  sequence_packing:
+    enabled: false
+cluster:
+  gpus_per_node: 8
+  num_nodes: 1
+"""
+
+
+def test_nemo_rl_dpo_config_is_a_dpo_query(tmp_path):
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    p = tmp_path / "dpo-tulu3.yaml"
+    p.write_text(TULU3_DPO)
+    q = import_nemo_rl(p)
+    flags = dict(q.flags)
+    # dpo.py: a step is train_global_batch_size pairs, micro-batches of 2 x pairs sequences;
+    # no generation (before, the config was read as GRPO with grpo.yaml's defaults)
+    assert q.algorithm == "dpo"
+    assert (flags["--batch"], flags["--micro-batch"]) == (128, 2)
+    assert (flags["--prompt-len"], flags["--response-len"]) == (1024, 1024)
+    assert not {"--group", "--rollout-tp", "--kl"} & set(flags)
+    assert not [k for k in q.ignored if k.startswith("dpo.")]
+    q = import_nemo_rl(p, prompt_len=512)
+    assert (dict(q.flags)["--prompt-len"], dict(q.flags)["--response-len"]) == (512, 1536)
