@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from test_dsa import GLM5_CONFIG  # tests/ is on sys.path under pytest
 from test_latent_moe import SUPER
+from test_launcher_models import LAUNCHER_CONFIGS
 from test_nemotron_h import NANO3, NANO12
 
 from rlmcost import blocks as bl
@@ -441,6 +442,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "nemotron-3-nano-30b-a3b": NANO3,
     "nemotron-nano-12b-v2": NANO12,
     "nemotron-3-super-120b-a12b": SUPER,  # sources in tests/test_latent_moe.py
+    # models the frameworks' example launchers name (sources in tests/test_launcher_models.py)
+    **LAUNCHER_CONFIGS,
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:

@@ -25,6 +25,7 @@ from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_automodel import automodel_parallel
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
+from rlmcost.frameworks.nemo_rl_dpo import DPO_IGNORED, dpo_workload, is_dpo
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
@@ -67,19 +68,25 @@ IGNORED = (
 def import_nemo_rl(
     path: str | Path, overrides: list[str] | None = None, prompt_len: int | None = None
 ) -> ImportedQuery:
-    """The rlmcost query of a NeMo RL GRPO config; ``prompt_len`` splits the total length."""
+    """The rlmcost query of a NeMo RL GRPO config (or a DPO one: an ``rlmcost dpo`` query,
+    :mod:`rlmcost.frameworks.nemo_rl_dpo`); ``prompt_len`` splits the total length."""
     where = f"NeMo RL config {Path(path).name}"
     data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
     r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
     q = ImportedQuery("nemo-rl", str(path))
     if bases:
         q.note(f"defaults: merged as NeMo RL does (nemo_rl/utils/config.py): {', '.join(bases)}")
-    q.algorithm = "rlvr"
-    q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
     model = r.text("policy.model_name", None)
     if not model:
         raise SpecError(f"{where}: set policy.model_name (the policy model)")
     q.set("--model", overridden_model(r, q, model, "policy.hf_config_overrides"))
+    if is_dpo(r):  # examples/configs/dpo.yaml and its recipes (nemo_rl_dpo)
+        dpo_workload(r, q, prompt_len)
+        _layout(r, q, pairs=True)
+        q.ignored, q.near = r.unread(IGNORED + DPO_IGNORED), r.near_misses(IGNORED + DPO_IGNORED)
+        return q
+    q.algorithm = "rlvr"
+    q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
     q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
@@ -147,7 +154,7 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
     )
 
 
-def _layout(r: Reader, q: ImportedQuery) -> None:
+def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:
     gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
     q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
     segment = r.integer("cluster.segment_size", None)  # v0.7.0 docs/cluster.md 'Topology-Aware
@@ -242,7 +249,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--sp")
     q.set("--zero", zero)
     q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
-    batching(r, q, cp)
+    batching(r, q, cp, pairs)
     q.set("--logits", "materialized")
     nemo_rl_lora(r, q, megatron)
 

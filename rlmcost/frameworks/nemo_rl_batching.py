@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.nemo_rl_dpo import pair_micro_batch
 from rlmcost.frameworks.result import ImportedQuery
 
 
@@ -18,10 +19,11 @@ def packed_tokens_per_gpu(mb_tokens: int, cp: int) -> int:
     return -(-mb_tokens // cp)
 
 
-def batching(r: Reader, q: ImportedQuery, cp: int) -> None:
+def batching(r: Reader, q: ImportedQuery, cp: int, pairs: bool = False) -> None:
     """The training micro-batches (``train_micro_batch_size`` samples, or a token budget
     under dynamic batching / packing), the log-prob forwards' and whether sequences are
-    packed (``--packing``)."""
+    packed (``--packing``); ``pairs``: a DPO config's micro-batches count preference pairs and
+    its reference forward takes the trainer's (rlmcost.frameworks.nemo_rl_dpo)."""
     dynamic = r.flag("policy.dynamic_batching.enabled", False)
     packing = r.flag("policy.sequence_packing.enabled", False)
     if dynamic and packing:
@@ -44,12 +46,15 @@ def batching(r: Reader, q: ImportedQuery, cp: int) -> None:
                    "nearest is the per-GPU token budget (--max-tokens-per-gpu)")  # fmt: skip
             _packed_loss(r, q)
         r.integer("policy.train_micro_batch_size", 4)
+    elif pairs:
+        pair_micro_batch(r, q)
     else:
         micro = r.integer("policy.train_micro_batch_size", 4)
         q.convert(f"policy.train_micro_batch_size={micro}", "--micro-batch", micro,
                   "samples per GPU per forward/backward (already per GPU)")  # fmt: skip
-    _logprob_batching(r, q, "dynamic_batching" if dynamic else "sequence_packing"
-                      if packing else None, cp)  # fmt: skip
+    if not pairs:
+        _logprob_batching(r, q, "dynamic_batching" if dynamic else "sequence_packing"
+                          if packing else None, cp)  # fmt: skip
     q.set("--packing" if packing else "--no-packing")
 
 

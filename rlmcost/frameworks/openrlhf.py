@@ -28,6 +28,7 @@ from rlmcost.frameworks.openrlhf_layouts import (
     DOTTED_COST_FREE,
     LATER_ARGS,
     LATER_COST_FREE,
+    kl_keys,
     later_options,
     lengths,
     micro_defaults,
@@ -200,7 +201,7 @@ def _models(r: Reader, q: ImportedQuery) -> bool:
             q.set("--critic", critic)
     q.algorithm = alg
     has_ref = r.number("init_kl_coef", 0.01) > 0
-    r.flag("use_kl_loss", False)
+    kl_keys(r, q, has_ref)  # --use_kl_loss; the ref's GPU keys without a reference
     q.set("--kl" if has_ref else "--no-kl")
     if r.flag("dynamic_filtering", False):
         q.note("--dynamic_filtering: rlmcost's dapo models the oversampling (--oversample); "

@@ -257,3 +257,20 @@ def lengths(r: Reader, q: ImportedQuery) -> None:
               f"tokens: prompt + response {total} less the response's {t}")  # fmt: skip
     q.convert(f"--max_new_tokens {new}" if new is not None else f"--max_len {total}",
               "--response-len", t, "tokens (the maximum)")  # fmt: skip
+
+
+def kl_keys(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
+    """``--use_kl_loss`` (where the KL term goes: rlmcost's ``--kl`` prices the reference's
+    forward either way) and, without a reference model, the reference's GPU keys:
+    ``train_ppo_ray.py`` builds the reference (``RayActorGroup(ref.num_nodes,
+    ref.num_gpus_per_node, ...)``) only when ``init_kl_coef > 0``, else ``ref_model = None``
+    (openrlhf/cli/train_ppo_ray.py @3c3be623), so those keys then place nothing: read and said
+    so rather than listed as keys rlmcost does not read."""
+    r.flag("use_kl_loss", False)
+    given = [k for k in ("ref_num_nodes", "ref_num_gpus_per_node") if r.has(k)]
+    if has_ref or not given:
+        return
+    for k in given:
+        r.raw(k)
+    q.note(f"{', '.join(f'--{k}' for k in given)} unused: with --init_kl_coef 0 OpenRLHF "
+           "builds no reference model (train_ppo_ray.py: ref_model = None)")  # fmt: skip
