@@ -687,7 +687,11 @@ cores): plain 93-104 -> 92-105/s (not changed); fast, every 8th 1,000-1,145 -> 1
 sweep one call each 1,454-1,651 -> 1,717-1,808/s; again with every group kept 4,369-5,204 ->
 6,722-7,190/s (192-229 -> 139-149 us a deployment; three kept sweeps a process, two processes
 each: 206-320 -> 137-180 us); evaluate_many 1,504-1,590 -> 1,642-1,840/s; planner rows
-984-1,114 -> 909-1,185/s (noise). Where the kept path's time went (py-spy at 400 Hz over 25
+984-1,114 -> 909-1,185/s (noise); main moved to 1286e738 during these runs (validate --memory's
+engine rows, catalog entries: not the evaluation path), so two more pairs against an export of
+2a9e94c3 at a load of 4.5-4.9 (wall twice the CPU time): the kept sweep 2,336-5,132 ->
+4,822-6,449/s, and three kept sweeps a process, two processes each, 209-368 -> 141-213 us a
+deployment (fastest 209 -> 141). Where the kept path's time went (py-spy at 400 Hz over 25
 kept sweeps, main's code): the notes about a quarter (``evaluate_in``'s offloads, lengths,
 speculation, host memory, refits, idle ranks, hybrid sharding, workers, KV heads, engine
 caches, MoE, prices: about 14 %; ``combine``'s exposed transfers, offloads apart, syncs and the
