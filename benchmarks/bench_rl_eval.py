@@ -680,6 +680,46 @@ functions, an ``all`` over a generator of ``isinstance`` each: about 5 % of an e
 profiled time; in the generated package's runtime); ``reference_swap.reference_swap_bytes``
 asked 6.8 times an estimate (a function of the group model alone; its own time about 1 % of
 an estimate's profile).
+
+Twenty-first round: the notes of a deployment written when first read (December 2026, against
+main 2a9e94c3 in the same minutes, two alternating runs each, a load of about 4 on the two
+cores): plain 93-104 -> 92-105/s (not changed); fast, every 8th 1,000-1,145 -> 1,035-1,114/s;
+sweep one call each 1,454-1,651 -> 1,717-1,808/s; again with every group kept 4,369-5,204 ->
+6,722-7,190/s (192-229 -> 139-149 us a deployment; three kept sweeps a process, two processes
+each: 206-320 -> 137-180 us); evaluate_many 1,504-1,590 -> 1,642-1,840/s; planner rows
+984-1,114 -> 909-1,185/s (noise); main moved to 1286e738 during these runs (validate --memory's
+engine rows, catalog entries: not the evaluation path), so two more pairs against an export of
+2a9e94c3 at a load of 4.5-4.9 (wall twice the CPU time): the kept sweep 2,336-5,132 ->
+4,822-6,449/s, and three kept sweeps a process, two processes each, 209-368 -> 141-213 us a
+deployment (fastest 209 -> 141). Where the kept path's time went (py-spy at 400 Hz over 25
+kept sweeps, main's code): the notes about a quarter (``evaluate_in``'s offloads, lengths,
+speculation, host memory, refits, idle ranks, hybrid sharding, workers, KV heads, engine
+caches, MoE, prices: about 14 %; ``combine``'s exposed transfers, offloads apart, syncs and the
+overlapped loop's bottleneck, in-turn schedule value and busy times: about 12 %), the group
+look-ups 12 %, the schedule's values 14 %, ``memo.by_identities`` 10 % of its own (18 calls a
+deployment). What it changed: ``combine`` and ``evaluate_in`` leave their notes to a function
+that writes them at the first read of ``notes`` (``placement/later_notes.py``: the estimate
+holds the function and what it reads beyond the estimate's fields, never the estimate, so no
+reference cycle; ``PlacementEstimate.__getattr__`` answers ``notes`` once the class attribute
+is gone, ``__getstate__`` writes them before a pickle or copy); the deployment's notes moved to
+``placement/run_notes.py``, the iteration's to ``iteration._notes``. What can refuse a run stays
+inside the evaluation: the checks, ``idle_view``, the trained models' and the policy workers'
+notes (``pass_options.step_options`` refuses some trainer settings), the prices; the notes'
+functions raise nothing (``merged_engine``, the length, host, speculation, overlap, gate and
+engine-cache notes read values only). A caller that reads every result's notes pays what it
+paid (kept sweep, notes read: 186-229 -> 196-256 us a deployment, the noise). Every result the
+same: the ``to_json`` (or error) of 2,248 planner candidates (every 2nd of PPO Llama-3.1-70B
+on 32 A100 and GRPO 8B on 16 A100) one sha256 with main's, one call each and every 7th inside
+``memo.plain``; ``validate --rl`` 0 of 103 rows moved; ``tests/test_later_notes.py``. Measured
+and left: the kept path is now a flat spread (group look-ups about a fifth: a Setup part by the
+identities of 16 deployment fields, a group's reads and its estimate by 8 objects and 6
+values; the schedule's three values, period and spans about a fifth; ``trainer_layout``,
+``query_of``, ``canonical``, the device groups, the KV sub-shard check, the fleet and prices a
+few per cent each); a period by the largest mean over the undominated cycles then the first
+equal mean in tie-break order would scan about a fifth of the cycles (mean index 18.7 of 95.5
+over the 778 periods the kept sweep computes), about 2 us a deployment, not done. The fresh
+deployment's 928 group estimates (about 280-300 us a deployment) still keep 5,000/s one call
+each out of reach.
 """
 
 from __future__ import annotations

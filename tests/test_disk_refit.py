@@ -130,7 +130,7 @@ def test_refit_disk_on_a_colocated_engine_says_it_is_unused():
 def test_refit_disk_on_a_groups_own_engine_is_seen():
     """A group's own engine setting ``refit: disk`` (not the run-wide engine's) counts as the
     flag: on a co-located group the note says it is unused; on a rollout group apart from the
-    trainer the weight sync is the disk refit (``evaluation.deployment._unused_refit_note``
+    trainer the weight sync is the disk refit (``placement.run_notes._unused_refit_note``
     reads the groups' own engines as well as the run's)."""
     from rlmcost.evaluation.deployment import evaluate_deployment
     from rlmcost.run import Run

@@ -96,7 +96,7 @@ def test_templates_kept_beside_the_groups_part_follow_the_staleness() -> None:
 
 def test_idle_rank_notes_per_group_follow_the_batch() -> None:
     """The notes on data-parallel ranks that hold no sequence are kept per group estimate
-    (``evaluation.deployment._idle_ranks_of``): a batch smaller than the trainer's dp gives
+    (``placement.run_notes._idle_ranks_of``): a batch smaller than the trainer's dp gives
     them (training jobs first, then the forwards, group by group, as the evaluation that
     keeps nothing orders them); a larger batch on the same groups gives none."""
     small, large = _run(None, None, TWO, prompts=4), _run(None, None, TWO, prompts=16)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.given import given_fields
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import check_policy
@@ -33,36 +32,25 @@ from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.zero_groups import hybrid, hybrid_note
-from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.frozen import built
-from rlmcost.placement.group_offload import offload_notes
-from rlmcost.placement.group_train import (
-    any_router_fp64,
-    group_worker_notes,
-    idle_view,
-    train_notes,
-)
-from rlmcost.placement.inputs import Setup, engine_for
+from rlmcost.placement.group_train import group_worker_notes, idle_view, train_notes
+from rlmcost.placement.inputs import Setup
 from rlmcost.placement.iteration import PlacementEstimate
-from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.kv_subshard import check_kv_subshard
-from rlmcost.placement.length_notes import length_note, over_budget_note
+from rlmcost.placement.later_notes import notes_later, notes_of
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import query_key as query_key
 from rlmcost.placement.query import query_of
 from rlmcost.placement.query import spec_params as spec_params
-from rlmcost.placement.speculative import speculation_notes
+from rlmcost.placement.run_notes import deployment_notes
 from rlmcost.placement.user_groups import canonical, device_groups_of, group_devices
 from rlmcost.run.default_gpus import run_gpus
 from rlmcost.timing import PEAK, Efficiency
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from rlmcost.algorithms.model import Algorithm
     from rlmcost.placement.device_groups import Placement, Task
     from rlmcost.placement.groups import DeviceGroup
@@ -185,7 +173,6 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     check_kv_subshard(dep, [specs[r] for r in specs if r in trained])  # <= its KV heads
     dep = canonical(dep, user_groups)
     trainer = trainer_layout(run)
-    notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
         raise SpecError(
             f"--placement ac-shared shares one backbone, but the critic ({specs[Role.CRITIC].name})"
@@ -198,9 +185,6 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             tps[role] = given_tp
             continue
         tps[role] = q.auto_tp(role)
-    if given_tp is None:  # the smallest tp per model leaving half the HBM free of weights
-        notes.append("tp per model (smallest leaving half the HBM free of weights): "
-                     + ", ".join(f"{r}={t}" for r, t in tps.items()))
     host = q.host_bytes_per_s
     setup = built(  # Setup(...) with every field given, in order
         Setup, alg, plan, tasks, specs, hw, wl, q.values, trainer.models, tps, q.lengths, host,
@@ -211,167 +195,31 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
-    # the engines that generate: each group's, merged over the run's (deployment.group_engine)
-    engines = list({id(e): e for t in tasks if t.kind is Kind.GENERATE  # distinct objects: no
-                    for e in (engine_for(setup, t.group),)}.values()) or [dep.engine]  # hash
-    if efficiency is not None:
-        notes.append(f"time calibrated with {efficiency.name}")
+    # what can still refuse the run, and the notes' parts that can (worker and train notes)
     view = idle_view(dep, result.groups, plan)  # no offload its groups leave out (group_train)
-    if plan.offload or view.train.offload:  # the host link; a known host CPU's Adam rate
-        _extend(notes, offload_notes(host, hw, view))
-    if alg.offline:
-        notes.append(f"{alg.name} is offline (Table IV †): its responses come from a fixed "
-                     "dataset generated before training, so the loop has no Generation stage")
-    elif any(e.kind is EngineKind.VLLM for e in engines):
-        notes.append(_vllm_note(VLLM_HOST_S_PER_SEQUENCE.value))
-    if not alg.offline and hw.host_time_factor != 1:
-        notes.append(
-            f"{hw.name}'s host CPU runs PyTorch's per-call work "
-            f"{hw.host_time_factor:g}x as long as the x86 hosts the engine's host "
-            "constants were measured on (host_time_source): the step's fixed overhead, eager "
-            "launches and a streamed engine's per-sequence floor take it; the in-process "
-            "per-sequence time keeps its x86 value (rlmcost.perf.engine_host.host_options)"
-        )
-    _extend(notes, (length_note(setup, wl.response_len, result.groups),
-                    over_budget_note(result.groups)))  # fmt: skip
-    _extend(notes, (*speculation_notes(dep), result.host_check.unchecked))  # unknown hosts
-    _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
-    _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
-    _extend(notes, (n for g in result.groups for n in _hybrid_notes_of(g)))
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     stops, drops = memo.by_identities(  # the trained models' rerun, dropout (per query)
         q.kept("train notes", dict), (dep.train,), lambda: train_notes(q.specs, dep),
         also=(dep.ideal, dep.framework))  # fmt: skip
-    _extend(notes, drops)  # their config's dropout (placement.model_dropout)
     parts = (view.train, dep.forward, dep.logits, dep.lora, *dep.groups)  # by their identities
     read = memo.by_identities(_READ, parts, lambda: memo.Hashed(
         (*parts, given_fields(dep.groups))))  # with the fields each group's layouts give
-    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, read, moe, stops),
-                          lambda: group_worker_notes(view, kl, moe, stops)))  # fmt: skip
-    _extend(notes, (q.group_note, *q.context_notes()))  # a group method at K = 1 first
-    for g in result.groups:  # an engine wider than the KV heads replicates them
-        _extend(notes, q.kv_notes(g, setup))
-    _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
-    if not alg.offline:  # what the engines' caches hold of windows and Gated DeltaNet states
-        kinds = frozenset(e.kind for e in engines)  # the query's models: kept per query
-        _extend(notes, q.kept(("engine notes", kinds, dep.ideal), lambda: engine_notes(
-            set(kinds), [spec.arch() for spec in q.specs.values()], dep.ideal)))
-    if moe:
-        from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
-        from rlmcost.perf.moe_host import MOE_HOST_NOTE
-        from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
-
-        notes.append(MOE_HOST_NOTE)
-        if any_router_fp64(dep):
-            notes.append(ROUTER_FP64_NOTE)
-        if any(e.eager for e in engines) and not dep.ideal and not alg.offline:
-            notes.append(EAGER_MOE_NOTE)
-    c = run.cluster
-    missing, prices = _prices(tuple(result.fleet), c.prices)
-    if missing:
-        notes.append(missing)
-    # ``replace(result, notes=..., prices=...)`` without its walk and the frozen ``__init__``
-    # (a dataclass with no ``__post_init__``: the same fields, set as ``__init__`` sets them)
+    worker = q.kept(("worker notes", dep.ideal, dep.framework, kl, read, moe, stops),
+                    lambda: group_worker_notes(view, kl, moe, stops))  # fmt: skip
+    missing, prices = _prices(tuple(result.fleet), run.cluster.prices)
+    # ``replace(result, prices=...)`` without its walk and the frozen ``__init__`` (a
+    # dataclass with no ``__post_init__``: the same fields, set as ``__init__`` sets them);
+    # its notes written when read (placement.later_notes), then the iteration's
     out = object.__new__(PlacementEstimate)
-    out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
+    out.__dict__.update(result.__dict__, prices=prices)
+    notes_later(out, deployment_notes, q, run, setup,
+                (given_tp is None, view, moe, drops, worker, missing), notes_of(result))
     return out
 
 
 _READ = memo.table()  # the worker notes' sections of a deployment, hashed once
 _POLICY = memo.table()  # the sections of the deployments whose trainer and engine passed
-
-
-@memo.memoized()
-def _vllm_note(per_sequence_s: float) -> str:
-    """The note on vLLM's host time per sequence in flight (kept per value)."""
-    return (
-        f"vLLM decode steps carry {per_sequence_s * 1e6:g} us of host time "
-        "per sequence in flight (scheduler, inputs, output processing; measured on "
-        "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
-        "output processing beside the GPU) it is a floor under the step, not added; none "
-        "on SGLang (overlap scheduler)"
-    )
-
-
-def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:
-    """:data:`~rlmcost.perf.areal_sync.HANDOFF_NOTE` where a disk refit without streaming
-    carries synchronous AReaL's hand-offs (``placement.weight_syncs``)."""
-    dep = setup.deployment
-    if dep.ideal or dep.partial_rollout:
-        return None
-    if not any(s.what.endswith("(disk refit)") for s in result.syncs):
-        return None
-    from rlmcost.perf.areal_sync import HANDOFF_NOTE
-
-    return HANDOFF_NOTE
-
-
-def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:
-    """A note when an engine's own refit (``--refit disk``) prices nothing: it applies to the
-    weights sent to engines on other GPUs; an engine beside its trainer takes them as the
-    framework refits in place."""
-    dep = setup.deployment
-    if dep.ideal or (dep.engine.refit is None
-                     and all(g.engine is None or g.engine.refit is None for g in dep.groups)):
-        return None  # no engine of any group refits on its own (engine_for reads only these)
-    own = {g.name for g in result.groups if engine_for(setup, g.name).refit is not None}
-    if not own:
-        return None
-    if any(s.what.endswith("(disk refit)") for s in result.syncs):
-        return None
-    return ("--refit disk is not used: no trained model's weights go to an engine on other GPUs "
-            "(a co-located engine takes them as the framework refits in place; the weight "
-            "sync above is that refit)")
-
-
-def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
-    """One note per training or forward job whose data-parallel ranks outnumber its sequences.
-
-    The memory and time model splits a job's sequences over its dp ranks, rounding up
-    (:func:`rlmcost.parallel.breakdown.data_share`: "fewer sequences than shards: some ranks
-    idle"), so the extra ranks add GPUs, and cost, but no speed; a framework refuses such a
-    batch outright (verl/workers/fsdp_workers.py ``ActorRolloutRefWorker.__init__``:
-    ``ppo_mini_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size``, then
-    ``assert ppo_mini_batch_size > 0, "... should be larger than 0 after normalization"``).
-    Stated, not silent. The training jobs' notes first, then the forwards', each kind group
-    by group (:func:`_idle_ranks_of`: kept per group estimate)."""
-    parts = [_idle_ranks_of(g) for g in result.groups]
-    return [n for kind in (0, 1) for p in parts for n in p[kind]]
-
-
-@memo.per_instance
-def _hybrid_notes_of(g: GroupEstimate) -> tuple[str, ...]:
-    """The hybrid-sharding note of each training job of group estimate ``g`` whose layout
-    shards ZeRO within a replica group (``parallel.zero_groups``), kept per estimate."""
-    return tuple(hybrid_note(j.layout) for j in g.jobs
-                 if j.task.kind is Kind.TRAIN and hybrid(j.layout))  # fmt: skip
-
-
-@memo.per_instance
-def _idle_ranks_of(g: GroupEstimate) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """:func:`_idle_rank_notes` of one group estimate: its training jobs' notes and its
-    forwards' (kept per estimate, which the deployments of a query share)."""
-    out: tuple[list[str], list[str]] = ([], [])
-    for job in g.jobs:
-        if job.task.kind not in (Kind.TRAIN, Kind.FORWARD):
-            continue
-        dp = job.layout.dp
-        if dp > job.sequences:
-            out[job.task.kind is Kind.FORWARD].append(
-                f"{job.task.label()} on {job.task.group}: {job.sequences} sequences over "
-                f"dp = {dp} data-parallel ranks, so {dp - job.sequences} ranks hold none "
-                "and idle (their GPUs count in the cost); give fewer GPUs or a larger "
-                "--batch"
-            )
-    return tuple(out[0]), tuple(out[1])
-
-
-def _extend(notes: list[str], new: Iterable[str | None]) -> None:
-    """Append each of ``new`` that is not empty and not in ``notes`` yet, in order."""
-    for note in new:
-        if note and note not in notes:
-            notes.append(note)
 
 
 def _prices(fleet: tuple[str, ...], given: dict[str, float] | None

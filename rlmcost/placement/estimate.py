@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -112,6 +112,28 @@ class PlacementEstimate:
     group_hardware: Mapping[str, HardwareSpec] = field(default_factory=dict)  # group -> own
     prices: Mapping[str, float] = field(default_factory=dict)  # hardware -> USD per GPU-hour
     host_memory_gib: float | None = None  # the Run's host memory per host (None: the specs')
+
+    if not TYPE_CHECKING:  # (type checkers see the field alone)
+
+        def __getattr__(self, name: str) -> Any:
+            """``notes`` written on their first read where the evaluation left them to write
+            (``placement.later_notes.notes_later``); any other name missing as usual."""
+            d = self.__dict__
+            if name == "notes":
+                later = d.get("_notes_later")
+                if later is not None:
+                    out = d["notes"] = later(self)
+                    d.pop("_notes_later", None)
+                    return out
+                if "notes" in d:  # written by another reader meanwhile
+                    return d["notes"]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The instance's fields with its notes written (a pickle or copy holds no function
+        still to call)."""
+        _ = self.notes
+        return self.__dict__
 
     @property
     def gpus(self) -> int:
@@ -345,6 +367,10 @@ class PlacementEstimate:
 
 
 _HOST_KEPT = memo.table()  # the group estimates and host memory -> their check
+
+del PlacementEstimate.notes  # the field's default lives in ``__init__``; the class attribute
+# would answer an instance whose notes are still to write (``PlacementEstimate.__getattr__``)
+
 
 MFU_CONVENTION = (
     "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "

@@ -60,6 +60,7 @@ from rlmcost.placement.iteration_advice import exposed_notes, recommended_fracti
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
 from rlmcost.placement.iteration_links import append_links, fused_units, group_hardware, link_part
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.later_notes import notes_later
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.prefix_share import PREFIX_NOTE
 from rlmcost.placement.schedule_template import Template, template
@@ -112,7 +113,6 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     check_partial_rollout(setup.deployment.partial_rollout, placement.staleness,
                           setup.deployment.rollout_in_flight)  # fmt: skip
     static = iteration_groups(setup.groups_seen, groups)
-    notes: list[str] = []
     fusion = None
     if placement.fusion:
         jobs = jobs_of(groups)
@@ -205,8 +205,44 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         stages[stage] = built(StageResult, stage, work, int(spans_d.get(stage, 0)), memory,
                               float(spans_t.get(stage, 0.0)), active,
                               float(spans_p.get(stage, 0.0)))  # fmt: skip
-    notes += static.wave_notes
     hardware = group_hardware(setup, groups)
+    cycle = per_t.cycle
+    assert cycle is not None  # a numeric period has its critical cycle
+    critical = static.labels.get(cycle.keys)  # the same units, the same label
+    if critical is None:
+        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys,
+                                                                     jobs_of(groups))
+    if cycle.shift > 1:
+        critical += f" (over {cycle.shift} iterations)"
+    out = built(  # PlacementEstimate(...) with every field given, in order
+        PlacementEstimate, setup.alg, placement, tuple(groups), stages, float(per_t.value),
+        int(ceil(per_d)), critical, tuple(syncs), fusion, setup.hardware, setup.workload,
+        setup.lengths, (), dict(setup.specs), dict(setup.values),
+        setup.efficiency.name, setup.deployment, recommended_fraction(setup, groups),
+        float(per_p), (interval[0], interval[1]),
+        _phases(static, syncs) if part is None else part.phases, static.trained_tokens,
+        hardware, {}, setup.host_memory_gib,
+    )  # fmt: skip
+    # its notes written when read (placement.later_notes): nothing below can refuse the run
+    notes_later(out, _notes, setup, static, (shape, links, frozen_links), (w_p, free_p),
+                gate_note)  # fmt: skip
+    return out
+
+
+def _notes(est: PlacementEstimate, setup: Setup, static: IterationGroups,
+           units: tuple[Sequence[Any], Sequence[Any], tuple[Any, ...]],
+           weights: tuple[Sequence[Any], Sequence[Any]], gate_note: str | None) -> tuple[str, ...]:
+    """The notes of :func:`combine`'s estimate ``est``, in order: the groups' waves, exposed
+    transfers, offloads left out, weight syncs, fusion and staleness (the bottleneck, the
+    in-turn loop, the version gate), partial rollout. ``units``: the schedule's shape, links
+    and frozen links; ``weights``: the predicted weights the schedule took (after a version
+    gate) and the engines' own (before it)."""
+    shape, links, frozen_links = units
+    w_p, free_p = weights
+    groups, syncs, fusion, placement = est.groups, est.syncs, est.fusion, setup.placement
+    hardware = est.group_hardware
+    notes: list[str] = []
+    notes += static.wave_notes
     per_node = min(h.gpus_per_node for h in hardware.values())
     notes += exposed_notes(groups, per_node)
     notes += offloads_apart_note(setup.deployment, groups, setup.placement)
@@ -230,7 +266,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
         notes += [gate_note] if gate_note else []
         kinds = {d.hardware or setup.hardware.name for d in placement.groups}  # mixed?
-        notes += overlap_notes(float(per_p), busy, {g.name: g.gpus for g in groups},
+        notes += overlap_notes(est.iteration_time_s, busy, {g.name: g.gpus for g in groups},
                                placement.staleness, in_turn, mixed=len(kinds) > 1)  # fmt: skip
         notes += colocated_note(setup)
     if setup.deployment.partial_rollout:
@@ -247,23 +283,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                if setup.deployment.rollout_in_flight > 1 else "")
             + (f"; {PREFIX_NOTE}" if rules.share else "")
         )  # fmt: skip
-    cycle = per_t.cycle
-    assert cycle is not None  # a numeric period has its critical cycle
-    critical = static.labels.get(cycle.keys)  # the same units, the same label
-    if critical is None:
-        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys,
-                                                                     jobs_of(groups))
-    if cycle.shift > 1:
-        critical += f" (over {cycle.shift} iterations)"
-    return built(  # PlacementEstimate(...) with every field given, in order
-        PlacementEstimate, setup.alg, placement, tuple(groups), stages, float(per_t.value),
-        int(ceil(per_d)), critical, tuple(syncs), fusion, setup.hardware, setup.workload,
-        setup.lengths, tuple(notes), dict(setup.specs), dict(setup.values),
-        setup.efficiency.name, setup.deployment, recommended_fraction(setup, groups),
-        float(per_p), (interval[0], interval[1]),
-        _phases(static, syncs) if part is None else part.phases, static.trained_tokens,
-        hardware, {}, setup.host_memory_gib,
-    )  # fmt: skip
+    return tuple(notes)
 
 
 def _template(static: IterationGroups, shape: Sequence[Any], staleness: int,
