@@ -33,16 +33,10 @@ import_app = App(
 Hardware = Annotated[
     str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
 ]
-JsonOut = Annotated[
-    bool,
-    typer.Option("--json", help="Print JSON (query, conversions, deployment, estimate)."),
-]
-Overrides = Annotated[
-    list[str] | None,
-    typer.Argument(
-        help="Overrides in the framework's dotted syntax: key=value, +key=value, ~key."
-    ),  # fmt: skip
-]
+JsonOut = Annotated[bool, typer.Option(
+    "--json", help="Print JSON (query, conversions, deployment, estimate).")]  # fmt: skip
+Overrides = Annotated[list[str] | None, typer.Argument(
+    help="Overrides in the framework's dotted syntax: key=value, +key=value, ~key.")]  # fmt: skip
 Env = Annotated[
     list[str] | None,
     typer.Option("--env", metavar="VAR=VALUE",
@@ -268,7 +262,8 @@ def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
         ["given", "flag", "value", "units and conversion"],
         [(c.given, c.flag, str(c.value), c.how) for c in q.conversions],
     )
-    _render_deployment(estimate.get("deployment") or {}, estimate.get("groups"))
+    _render_deployment(estimate.get("deployment") or {}, estimate.get("groups"),
+                       bool(estimate.get("offline")))  # fmt: skip
     _algorithm_command(q.algorithm, argv, capture=False)
 
 
@@ -287,15 +282,16 @@ def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
     return buf.getvalue()
 
 
-def _render_deployment(dep: dict[str, Any], groups: Any) -> None:
+def _render_deployment(dep: dict[str, Any], groups: Any, offline: bool) -> None:
     train, engine = dep.get("train", {}), dep.get("engine", {})
     rows = [
         ("trainer", ", ".join(f"{k}={_v(train.get(k))}" for k in
                               ("tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
                                "max_tokens_per_gpu", "offload"))),
-        ("engine", ", ".join(f"{k}={_v(engine.get(k))}" for k in
-                             ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep")
-                             + (("dp_attention",) if engine.get("dp_attention", 1) > 1 else ()))),
+        ("engine", "- (offline: nothing generated)" if offline else ", ".join(
+            f"{k}={_v(engine.get(k))}" for k in ("tp", "pp", "gpu_memory_utilization",
+            "max_num_seqs", "sleep") + (("dp_attention",) if engine.get("dp_attention", 1) > 1
+                                        else ()))),
         ("lora", _v(dep.get("lora"))),
         ("idle models in host memory", _v(dep.get("offload_idle"))),
         ("model load at start-up", _v(dep.get("init_load"))),
