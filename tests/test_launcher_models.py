@@ -204,3 +204,16 @@ def test_nemo_rl_dpo_config_is_a_dpo_query(tmp_path):
     assert not [k for k in q.ignored if k.startswith("dpo.")]
     q = import_nemo_rl(p, prompt_len=512)
     assert (dict(q.flags)["--prompt-len"], dict(q.flags)["--response-len"]) == (512, 1536)
+
+
+def test_imported_dpo_shows_no_engine_in_the_resolved_deployment(tmp_path, capsys):
+    # DPO generates nothing (nemo_rl/algorithms/dpo.py): the resolved deployment's engine row
+    # says so instead of the preset's vLLM settings, which no phase of the run uses
+    from rlmcost.cli.frameworks import _render_deployment
+
+    dep = {"train": {"tp": 1}, "engine": {"tp": 1, "gpu_memory_utilization": 0.6}}
+    _render_deployment(dep, None, offline=True)
+    out = capsys.readouterr().out
+    assert "offline: nothing generated" in out and "gpu_memory_utilization" not in out
+    _render_deployment(dep, None, offline=False)
+    assert "gpu_memory_utilization=0.6" in capsys.readouterr().out
