@@ -32,6 +32,7 @@ from rlmcost.perf.validate_memory import (
 LLAMA_31_8B_PARAMS = 8_030_261_248  # meta-llama/Llama-3.1-8B config.json's shapes, summed
 LLAMA_3_VOCAB = 128_256  # its config.json "vocab_size"
 GIB = 2**30
+MIB = 2**20
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +219,52 @@ def test_engine_rows_refuse_a_missing_figure() -> None:
         check_row({**good, "profile": "vllm-9"}, sources)
     with pytest.raises(SpecError, match="engine rows"):
         check_row({**_row("tt-h100-8b-8gpu-eager"), "measured": "kv_tokens"}, sources)
+
+
+def test_v0_profile_peak_is_the_top_k_top_p_sampler_by_hand() -> None:
+    """vLLM PR 10511's log (V0, v0.6.5 dev, Meta-Llama-3-8B on one H100, 256 sequences, 8192
+    batched tokens): 'PyTorch activation peak memory 1.26GiB', the same at -tp 2. V0's
+    sampler with top-k/top-p (vllm/model_executor/layers/sampler.py _apply_top_k_top_p) holds
+    bf16 logits 2 + fp32 copy 4 + sorted 4 + int64 indices 8 + top-k mask 1 + probs 4 + cumsum
+    4 + top-p mask 1 + inverse permutation 8 + gathered 4 = 40 B a logit, beside the 8192 x
+    4096 bf16 hidden states: 1.29 GiB, the log's figure within 3 %."""
+    from rlmcost.deployment.vllm_profile import V0_SAMPLER_BYTES_PER_LOGIT, v0_profile_peak_bytes
+
+    assert V0_SAMPLER_BYTES_PER_LOGIT == 2 + 4 + 4 + 8 + 1 + 4 + 4 + 1 + 8 + 4
+    peak = 40 * 256 * 128_256 + 8192 * 4096 * 2
+    assert v0_profile_peak_bytes(0, 256, 128_256, 8192, 4096, 2) == peak
+    assert v0_profile_peak_bytes(peak + 1, 256, 128_256, 8192, 4096, 2) == peak + 1
+    assert abs(peak / GIB / 1.26 - 1) < 0.03
+    row = _row("vllm-pr10511-llama3-8b-h100-tp1")
+    assert row["profile"] == "vllm-v0.6.5"
+    got = predict(row, train_json, run_from_argv)
+    v1 = predict({**row, "profile": "vllm-v0.7+"}, train_json, run_from_argv)
+    assert got.predicted_bytes is not None and v1.predicted_bytes is not None
+    # the V1 peak the RL evaluation prices here is the 8192-token forward (the sampler's 256
+    # rows x 10 B are less): the V0 pool is smaller by V0's peak less that forward
+    assert 0 < v1.predicted_bytes - got.predicted_bytes < peak
+    assert got.error is not None and v1.error is not None and abs(got.error) < abs(v1.error)
+
+
+def test_v0_row_needs_its_batch_keys() -> None:
+    sources = load_table()["sources"]
+    row = dict(_row("vllm-pr10511-llama3-8b-h100-tp1"))
+    with pytest.raises(SpecError, match="max-num-seqs"):
+        check_row({**row, "command": row["command"].replace("max-num-seqs=256;", "")}, sources)
+
+
+def test_rows_of_unmodelled_memory_are_kept_out_with_their_reason() -> None:
+    """vLLM PR 2031 at TP 4: the fix took 31,615 - 20,865 = 10,750 blocks of 16 tokens x 80
+    layers x 2 KV heads per GPU x 128 x K, V x 2 B = 1.25 MiB, 13.1 GiB a GPU, against 98
+    blocks x 8 MiB = 784 MiB at TP 1: the allocator's blocks held by record_stream under the
+    TP all-reduces (160 of 4096 x 8192 x 2 B = 10 GiB), which vLLM 0.2.7 stopped (vLLM issue
+    2248). Issue 21348's vLLM engine runs the LMCache connector, whose buffers are unstated."""
+    block_70b_tp4 = 16 * 80 * 2 * 128 * 2 * 2
+    assert block_70b_tp4 == 5 * MIB // 4
+    assert round((31_615 - 20_865) * block_70b_tp4 / GIB, 1) == 13.1
+    assert (7449 - 7351) * 16 * LLAMA2_7B_KV_PER_TOKEN == 784 * MIB
+    assert 80 * 2 * 4096 * 8192 * 2 == 10 * GIB
+    for rid, word in (("vllm-pr2031-llama2-70b-a100-tp4", "record_stream"),
+                      ("vllm-issue21348-qwen3-235b-fp8-h100-tp4-vllm", "LMCache")):  # fmt: skip
+        got = predict(_row(rid), train_json, run_from_argv)
+        assert got.status.startswith("not predicted") and word in got.status

@@ -98,6 +98,36 @@ def profile_peak_bytes(
     return max(forward_bytes, sampler)
 
 
+V0_SAMPLER_BYTES_PER_LOGIT = 40
+"""PyTorch bytes per logit at the peak of vLLM V0's profile-run sampler (v0.4 to v0.6.x,
+``vllm/model_executor/layers/sampler.py``): ``ModelRunner.profile_run`` gives its
+``max_num_seqs`` dummy requests ``SamplingParams(top_p=0.99, top_k=vocab_size - 1)`` "to
+reflect the accurate memory usage", so ``Sampler.forward`` runs ``_apply_top_k_top_p``, whose
+last line holds at once: the model's logits (2 B, bf16, still referenced by
+``ModelRunner.execute_model``), their fp32 copy (``logits.to(torch.float)``, 4 B), the sort's
+values and int64 indices (4 + 8 B), the top-k mask (bool, 1 B), ``probs_sort`` and its
+``cumsum`` (4 + 4 B), the top-p mask (1 B), the inverse permutation ``logits_idx_inv``
+(int64, 8 B) and the ``gather`` that re-sorts the logits (4 B): 40 B. The later form of the
+function (one ``scatter_`` in place of the inverse permutation and gather) holds 32 B; the
+softmax / log-softmax / ``_multinomial`` steps after it hold at most 22 B."""
+
+
+def v0_profile_peak_bytes(
+    forward_bytes: int, rows: int, vocab: int, tokens: int, hidden: int, activation_bytes: int
+) -> int:
+    """PyTorch's peak during vLLM V0's ``profile_run`` per device: the larger of the dummy
+    forward's transients (``forward_bytes``) and the sampler's top-k/top-p peak over ``rows``
+    (``max_num_seqs``) rows of the whole ``vocab`` (:data:`V0_SAMPLER_BYTES_PER_LOGIT`) beside
+    the forward's output hidden states, ``tokens`` x ``hidden`` activations that
+    ``execute_model`` keeps while it samples. Exact ints.
+
+    >>> v0_profile_peak_bytes(0, 256, 128_256, 8192, 4096, 2)  # 40 x 256 x V + 64 MiB
+    1380450304
+    """
+    sampler = V0_SAMPLER_BYTES_PER_LOGIT * rows * vocab + tokens * hidden * activation_bytes
+    return max(forward_bytes, sampler)
+
+
 def non_torch_bytes(gpus_per_replica: int) -> int:
     """Memory outside PyTorch that vLLM's profile adds (module doc): the communicator buffers
     when the replica spans more than one GPU, else 0."""

@@ -37,6 +37,7 @@ rlmcost's workspace. The interval is that range's pools, widened to hold rlmcost
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -52,12 +53,13 @@ MIB = 2**20
 VLLM_BLOCK_TOKENS = 16
 """vLLM's default ``block_size`` on CUDA (``CacheConfig.block_size`` 16, vllm/config)."""
 
-PROFILES = ("vllm-v0-torch-peak", "vllm-v0-free-memory", "vllm-v0.7+", "sglang")
+PROFILES = ("vllm-v0-torch-peak", "vllm-v0-free-memory", "vllm-v0.6.5", "vllm-v0.7+", "sglang")
 """How the row's engine version sizes its pool (:data:`NON_TORCH_RANGE`)."""
 
 NON_TORCH_RANGE: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "vllm-v0-torch-peak": ((0, 0), (0, 0)),
     "vllm-v0-free-memory": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
+    "vllm-v0.6.5": ((50 * MIB, 350 * MIB), (512 * MIB, 952 * MIB)),
     "vllm-v0.7+": ((50 * MIB, 350 * MIB), (512 * MIB, 952 * MIB)),
     "sglang": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
 }
@@ -72,6 +74,14 @@ takes out of its pool, ``(low, high)`` on one GPU and on a TP replica of several
   free_gpu_memory`` after the profile; PR 9352, v0.6.4, the same with the torch peak added):
   the CUDA context (rlmcost/deployment/overhead.py ``CUDA_CONTEXT_BYTES``' stated 300-600
   MiB) and, on several GPUs, the communicators (``COMMUNICATOR_BYTES``, 512 MiB) besides;
+* ``vllm-v0.6.5`` (PR 10511 of 2024-12 to PR 11809 of 2025-01, V0): ``memory_profiling``
+  with a baseline taken after the CUDA context, the ``vllm-v0.7+`` range; this version also
+  counted as non-torch the caching allocator's reserved but unallocated bytes (PR 11809's
+  description: ``allocated_bytes.all.current`` "does not include the memory allocated from
+  ``cudaMalloc`` but cannot be released"), which rlmcost does not price. Its profile peak is
+  V0's sampler with top-k/top-p (:func:`~rlmcost.deployment.vllm_profile.
+  v0_profile_peak_bytes`) where the RL evaluation prices V1's: the pool moves by the
+  difference (:func:`v0_pool_bytes`);
 * ``vllm-v0.7+`` (PR 12126 of 2025-01, ``memory_profiling``'s ``non_torch_increase`` from a
   baseline taken after the CUDA context; V1's ``determine_available_memory``): 0.05-0.35 GiB
   on one GPU (rlmcost/deployment/vllm_profile.py: PR 12126's 0.16 GiB on H100), 512 MiB to
@@ -99,6 +109,9 @@ def check_engine_row(row: dict[str, Any]) -> None:
     if not row.get("command"):
         raise SpecError(f"memory row {rid}: an engine row needs 'command' (or a "
                         "'not_predicted' reason)")  # fmt: skip
+    if row["profile"] == "vllm-v0.6.5" and not all(f"{k}=" in row["command"] for k in _V0_KEYS):
+        raise SpecError(f"memory row {rid}: a vllm-v0.6.5 row's command gives "
+                        f"{' and '.join(_V0_KEYS)}")  # fmt: skip
 
 
 def engine_job(row: dict[str, Any], build: Build) -> tuple[Any, Any, Any]:
@@ -137,6 +150,29 @@ def kv_bytes_per_token(estimate: Any, job: Any, tokens: int) -> int:
                                estimate.workload).kv_cache)  # fmt: skip
 
 
+def v0_pool_bytes(row: dict[str, Any], estimate: Any, pool: int, m: Any) -> int:
+    """The pool of a V0 engine: ``pool`` (the RL evaluation's, V1's profile peak
+    ``m.activations + m.logits`` taken out of it) with V0's profile peak taken out instead
+    (:func:`~rlmcost.deployment.vllm_profile.v0_profile_peak_bytes`: the same forward, V0's
+    sampler over the command's ``max-num-seqs`` rows beside ``max-num-batched-tokens``
+    hidden states)."""
+    from rlmcost.algorithms.kinds import Role
+    from rlmcost.deployment.vllm_profile import v0_profile_peak_bytes
+
+    rows, tokens = (re.search(rf"{k}=(\d+)", row["command"]) for k in _V0_KEYS)
+    if rows is None or tokens is None:
+        raise SpecError(f"memory row {row['id']}: a V0 row's command gives "
+                        f"{' and '.join(_V0_KEYS)}")  # fmt: skip
+    arch = estimate.evaluation.specs[Role.ACTOR].arch()
+    act = estimate.workload.activation_dtype.bytes
+    peak = v0_profile_peak_bytes(int(m.activations), int(rows[1]), int(arch.vocab),
+                                 int(tokens[1]), int(arch.d_model), act)  # fmt: skip
+    return pool + int(m.activations + m.logits) - peak
+
+
+_V0_KEYS = ("max-num-seqs", "max-num-batched-tokens")
+
+
 def predict_engine(row: dict[str, Any], build: Build) -> dict[str, Any]:
     """An ``engine`` row's prediction (module docstring), as the fields of its
     :class:`~rlmcost.perf.validate_memory.MemoryRow`: ``status``, the pool bytes
@@ -153,6 +189,8 @@ def predict_engine(row: dict[str, Any], build: Build) -> dict[str, Any]:
         return {"status": f"not predicted: {exc}"}
     m, layout = job.memory, job.layout
     pool = int(m.kv_cache)
+    if row["profile"] == "vllm-v0.6.5":
+        pool = v0_pool_bytes(row, estimate, pool, m)
     gpus = layout.tp * layout.pp
     one, many = NON_TORCH_RANGE[row["profile"]]
     low_extra, high_extra = one if gpus == 1 else many
