@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 
 import pytest
+from test_moe_tiers import _invoke, _value  # the CLI's --json, a field of it (tests/ on path)
+from test_moe_tiers import _same as _same_fields
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
@@ -44,27 +46,11 @@ SUPER = (DATA / "nemo_rl_nemotron3_super" / "examples" / "configs" / "recipes" /
 GLM = DATA / "slime_glm4.7-30B-A3B" / "scripts" / "run-glm4.7-30B-A3B.sh"
 
 
-def _invoke(*args: str) -> dict:
-    res = runner.invoke(app, [*args, "--json"])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout)
-
-
-def _value(run_json: dict, field: str) -> object:
-    node: object = run_json["deployment"] if field not in OPTION_FIELDS else run_json["algorithm"]
-    for part in field.split(".") if field not in OPTION_FIELDS else [field]:
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
 def _same(tier: Sized, tiered: dict, imported: dict, skip: tuple[str, ...] = ()) -> None:
-    kind = tiered["deployment"]["engine"]["kind"]
-    for d in tier.defaults:
-        if d.field in skip or d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
-            continue
-        want = list(d.value) if isinstance(d.value, tuple) else d.value
-        assert _value(tiered, d.field) == want, d.field
-        assert _value(imported, d.field) == want, d.field
+    """test_moe_tiers's field-by-field check, the algorithm's options left out (an example's
+    options are checked apart where it sets them)."""
+    options = tuple(d.field for d in tier.defaults if d.field in OPTION_FIELDS)
+    _same_fields(tier, tiered, imported, (*skip, *options))
 
 
 def test_nemotron_super_takes_nemo_rls_super_recipe_as_the_importer_reads_it() -> None:
