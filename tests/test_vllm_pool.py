@@ -10,7 +10,6 @@ from math import floor
 
 from typer.testing import CliRunner
 
-from rlmcost.choices import Dtype
 from rlmcost.cli import app
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.deployment.overhead import COMMUNICATOR_BYTES
@@ -50,10 +49,10 @@ def test_llm_class_defaults_follow_vllm_by_device() -> None:
 
 
 def test_profile_peak_is_the_larger_of_forward_and_sampler() -> None:
-    # Sampler: rows x V x (2 B bf16 logits + 4 B fp32 copy + 4 B fp32 softmax).
-    sampler = 1024 * V * 10
-    assert profile_peak_bytes(1, 1024, V, Dtype.BF16, Dtype.FP32) == sampler
-    assert profile_peak_bytes(sampler + 1, 1024, V, Dtype.BF16, Dtype.FP32) == sampler + 1
+    # Sampler: rows x V x 14 B (vLLM >= 0.17's Triton top-k/top-p) beside the hidden states.
+    sampler = 1024 * V * 14 + 16384 * D * 2
+    assert profile_peak_bytes(1, 1024, V, 16384 * D * 2, 14) == sampler
+    assert profile_peak_bytes(sampler + 1, 1024, V, 16384 * D * 2, 14) == sampler + 1
     assert non_torch_bytes(1) == 0 and non_torch_bytes(4) == COMMUNICATOR_BYTES
     assert available_kv_bytes(100, 60, 30, 20) == -10
 
@@ -66,7 +65,9 @@ def test_70b_tp4_pool_at_util_06_is_vllms_formula_by_hand() -> None:
     # One layer's transients per token per TP rank: d + 2 (q + kv) / 4 + 2 d_ff / 4 (gated).
     forward = tokens * (D + 2 * Q // 4 + 2 * KV // 4 + 2 * D_FF // 4) * 2
     assert forward == 889_192_448
-    sampler = rows * V * 10
+    # NeMo RL v0.7's vLLM 0.20: the Triton top-k/top-p sampler's 14 B a logit beside the
+    # 16384 x 8192 bf16 hidden states (rlmcost.deployment.vllm_profile)
+    sampler = rows * V * 14 + tokens * D * 2
     assert gen["activations"] == forward
     assert gen["logits"] == sampler - forward  # the sampler's peak above the forward's
     capacity = get_hardware("h100").hbm_usable_bytes

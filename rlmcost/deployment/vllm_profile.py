@@ -12,12 +12,34 @@ vLLM V1 sizes the pool once, at start-up (``vllm/v1/worker/gpu_worker.py``
   tokens (``_dummy_run(self.max_num_tokens)``), then on the last pipeline stage the sampler's
   dummy run over ``min(max_num_seqs, max_num_batched_tokens)`` rows of full-vocabulary logits
   (``_dummy_sampler_run``; the logits are gathered whole on every TP rank,
-  ``LogitsProcessor._gather_logits``, and upcast to fp32 by ``Sampler``). The forward's
+  ``LogitsProcessor._gather_logits``, and upcast to fp32 by ``Sampler``), beside the forward's
+  output hidden states, which ``profile_run`` keeps while the sampler runs. The forward's
   transients are freed before the sampler runs, so the peak is the larger of the two
   (:func:`profile_peak_bytes`). rlmcost prices the forward with its own inference buffer
   (``blocks.memory_inference_buffer``: one layer's transients for the token count, TP-sharded)
-  and the sampler with its log-prob peak (:func:`~rlmcost.deployment.terms.logits_peak_bytes`,
-  materialized forward: bf16 logits, their fp32 copy and the fp32 softmax, 10 B a logit).
+  and the sampler as vLLM's code runs it (:func:`v1_sampler_bytes_per_logit`). The dummy
+  ``SamplingMetadata`` is the same in every release from v0.9.0 to v0.21.0 (read in the
+  wheels): ``temperature`` 0.5, ``all_greedy=False``, ``all_random=False``, ``top_p`` 0.9,
+  ``top_k`` vocab - 1, ``no_penalties=True``, ``max_num_logprobs=None``, no generators, no
+  logits processors, so ``Sampler.sample`` takes the argmax, divides by the temperature in
+  place and runs ``TopKTopPSampler`` with both filters:
+
+  - vLLM 0.9.0 to 0.16.x: the PyTorch-native ``apply_top_k_top_p``
+    (``vllm/v1/sample/ops/topk_topp_sampler.py``) sorts the whole vocabulary
+    (:data:`V1_SORT_SAMPLER_BYTES_PER_LOGIT`). FlashInfer's sampler (14 B a logit) replaced
+    it only where FlashInfer was installed: through v0.11.0 it was used when importable
+    (``VLLM_USE_FLASHINFER_SAMPLER`` unset), but the vllm wheel did not require it (0.9.0 and
+    0.10.0 name no ``flashinfer-python``, 0.10.2 and 0.11.0 only under the ``flashinfer``
+    extra); from v0.11.1 it is a requirement and the sampler is off unless the variable is 1
+    (vLLM PR 26859, 2025-10-15).
+  - vLLM 0.17.0 to 0.20.x: ``apply_top_k_top_p`` calls ``apply_top_k_top_p_triton``
+    (``vllm/v1/sample/ops/topk_topp_triton.py``) for batches of >= 8 rows, which masks the
+    fp32 logits in place (:data:`V1_TRITON_SAMPLER_BYTES_PER_LOGIT`); FlashInfer's sampler is
+    still off by default.
+
+  vLLM 0.21.0 turned FlashInfer's sampler on by default (PR 40376), 14 B a logit too
+  (``top_k_top_p_sampling_from_logits``: the top-k-masked fp32 logits and their softmax).
+  Which release runs is the framework's pin (:data:`FRAMEWORK_SAMPLER`).
 * ``non_torch_increase``: memory outside PyTorch's allocator that appeared since the worker's
   start (NCCL communicators, custom all-reduce buffers, cuBLAS workspaces); the CUDA context
   is in the baseline, not in the increase. Priced as rlmcost's communicator buffers
@@ -45,10 +67,7 @@ Light to import: integer arithmetic only.
 
 from __future__ import annotations
 
-from rlmcost.choices import Dtype
 from rlmcost.deployment.overhead import COMMUNICATOR_BYTES
-from rlmcost.deployment.spec import LogitsMode
-from rlmcost.deployment.terms import logits_peak_bytes
 
 LARGE_GPU_BYTES = 70 * 1024**3
 """vLLM's threshold for its large batch defaults: ``device_memory >= 70 * GiB_bytes`` and
@@ -80,22 +99,94 @@ def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
     return min(max_num_seqs, max_num_batched_tokens)
 
 
+V1_SORT_SAMPLER_BYTES_PER_LOGIT = 38
+"""PyTorch bytes per logit at the peak of vLLM V1's profile-run sampler where it sorts
+(vLLM 0.9.0 to 0.16.x; module doc), bf16 (or fp16) model logits: inside ``logits.sort`` of
+``apply_top_k_top_p`` (``vllm/v1/sample/ops/topk_topp_sampler.py``) live at once the model's
+logits (2 B, kept by ``_dummy_sampler_run``), their fp32 copy (``Sampler.forward``
+``logits.to(torch.float32)``, 4 B; the temperature divides it in place), the sort's values
+(fp32, 4 B) and int64 indices (8 B), and the CUDA sort's workspace
+(``aten/src/ATen/native/cuda/SortStable.cu`` ``segmented_sort_pairs``, taken from 128 rows
+on and, per row, for one row: an int64 iota of the positions, 8 B, and cub's
+``DeviceSegmentedRadixSort::SortPairs`` temporary storage, whose alternate key and value
+buffers are 4 + 8 B, both from PyTorch's caching allocator): 38 B. After the sort the top-k
+and top-p masks (1 + 1 B), the softmax that the cumsum overwrites (4 B) and the ``scatter``'s
+output (4 B) take their place: 28 B; then ``forward_native``'s softmax and
+``random_sample``'s exponential noise (4 + 4 B) beside the re-sorted logits: 18 B."""
+
+V1_SMALL_SORT_SAMPLER_BYTES_PER_LOGIT = 50
+"""The same sort at 2 to 127 rows, where PyTorch sorts all rows at once by value and then by
+row (``segmented_sort_pairs_by_full_sort``, ``SortStable.cu``): two int2 (row, position)
+buffers (8 + 8 B), cub's output keys (4 B) and its alternate keys and int2 values (4 + 8 B)
+beside the 18 B of the logits and the sort's outputs: 50 B."""
+
+V1_TRITON_SAMPLER_BYTES_PER_LOGIT = 14
+"""The profile-run sampler's peak from vLLM 0.17.0 (module doc): the top-k/top-p mask is
+``apply_top_k_top_p_triton``'s kernel writing the fp32 logits in place
+(``vllm/v1/sample/ops/topk_topp_triton.py``), so the peak is ``forward_native``'s softmax
+and ``random_sample``'s noise (4 + 4 B) beside the model logits and their fp32 copy (2 + 4
+B): 14 B a logit. The kernel's per-program scratch, ``min(SMs, rows)`` rows of fp32 logits
+(80 MB at 132 SMs and a 151,936 vocabulary), is left out. FlashInfer's sampler (vLLM 0.21.0
+on by default) holds as much: the top-k-masked fp32 logits and their softmax."""
+
+TRITON_MIN_ROWS = 8
+"""``apply_top_k_top_p`` takes the Triton kernel only for ``logits.shape[0] >= 8`` (vLLM
+0.17.0 to 0.21.0); fewer rows sort."""
+
+SEGMENTED_SORT_MIN_ROWS = 128
+"""``SortStable.cu`` sorts 2 to 127 rows of one sort with ``segmented_sort_pairs_by_full_sort``
+and 128 or more with ``segmented_sort_pairs`` (PyTorch ``do_launch_stable_sort_kernel``)."""
+
+FRAMEWORK_SAMPLER: dict[str, bool] = {
+    "verl": False, "nemo-rl": True, "trl": True, "openrlhf": True, "slime": True,
+}  # fmt: skip
+"""Whether each framework's current vLLM pin runs the Triton (or FlashInfer) sampler (True:
+vLLM >= 0.17) or the sort (False): verl ``vllm>=0.8.5,<=0.12.0`` (setup.py @b178a3cd5); NeMo
+RL v0.7.0 ``vllm==0.20.0`` (v0.6.0 0.17.1; v0.3 to v0.5 0.9.0, 0.10.0, 0.11.2 sort);
+TRL ``vllm>=0.17.0,<=0.25.1`` (setup.py); OpenRLHF ``vllm==0.27.1`` (setup.py extra); slime
+runs SGLang and builds its own images. A deployment without a framework takes rlmcost's
+default, NeMo RL's."""
+
+
+def v1_sampler_bytes_per_logit(rows: int, triton: bool, activation_bytes: int = 2) -> int:
+    """Bytes per logit at the peak of vLLM V1's profile-run sampler over ``rows`` rows, with
+    the Triton top-k/top-p of vLLM >= 0.17 (``triton``) or the sort before it, model logits
+    of ``activation_bytes`` (module doc). Exact ints.
+
+    >>> [v1_sampler_bytes_per_logit(n, False) for n in (1, 64, 1024)]
+    [38, 50, 38]
+    >>> [v1_sampler_bytes_per_logit(n, True) for n in (4, 1024)]
+    [50, 14]
+    """
+    if triton and rows >= TRITON_MIN_ROWS:
+        per = V1_TRITON_SAMPLER_BYTES_PER_LOGIT
+    elif 1 < rows < SEGMENTED_SORT_MIN_ROWS:
+        per = V1_SMALL_SORT_SAMPLER_BYTES_PER_LOGIT
+    else:
+        per = V1_SORT_SAMPLER_BYTES_PER_LOGIT
+    return per - 2 + activation_bytes
+
+
+def framework_triton_sampler(framework: str | None) -> bool:
+    """:data:`FRAMEWORK_SAMPLER` of ``framework`` (None or unknown: NeMo RL's)."""
+    return FRAMEWORK_SAMPLER.get(str(framework).lower(), FRAMEWORK_SAMPLER["nemo-rl"])
+
+
 def profile_peak_bytes(
-    forward_bytes: int, rows: int, vocab: int, activation_dtype: Dtype, logits_dtype: Dtype
+    forward_bytes: int, rows: int, vocab: int, hidden_bytes: int, per_logit: int
 ) -> int:
     """PyTorch's peak during vLLM's ``profile_run`` per device: the larger of the dummy
-    forward's transients (``forward_bytes``) and the dummy sampler's logits over ``rows`` rows
-    of the whole ``vocab`` (materialized forward log-prob peak, module doc). Exact ints.
+    forward's transients (``forward_bytes``) and the dummy sampler's ``per_logit`` bytes over
+    ``rows`` rows of the whole ``vocab`` (:func:`v1_sampler_bytes_per_logit`) beside the
+    forward's output hidden states (``hidden_bytes``: tokens x hidden x activation bytes).
+    Exact ints.
 
-    >>> profile_peak_bytes(10**9, 256, 128_256, Dtype.BF16, Dtype.FP32)  # 256 x V x 10 B
+    >>> profile_peak_bytes(10**9, 256, 128_256, 0, 14)  # 256 x V x 14 B < the forward
     1000000000
-    >>> profile_peak_bytes(0, 1024, 151_936, Dtype.BF16, Dtype.FP32)
-    1555824640
+    >>> profile_peak_bytes(0, 1024, 151_936, 16384 * 1536 * 2, 38)
+    5962465280
     """
-    sampler = logits_peak_bytes(
-        rows, vocab, False, LogitsMode.MATERIALIZED, activation_dtype, logits_dtype, rows
-    )
-    return max(forward_bytes, sampler)
+    return max(forward_bytes, per_logit * rows * vocab + hidden_bytes)
 
 
 V0_SAMPLER_BYTES_PER_LOGIT = 40
