@@ -157,10 +157,13 @@ def test_moebius_support_is_the_nonzero_coefficients_of_a_multilinear_function()
     nonzero = {m for m, c in coeffs.items() if c != 0}
     assert paths.moebius_support(values, n) == nonzero
     names = tuple("abcdef")
-    as_sets = {frozenset(x for i, x in enumerate(names) if m >> i & 1): v for m, v in values.items()}
+
+    def corner(m):
+        return frozenset(x for i, x in enumerate(names) if m >> i & 1)
+
+    as_sets = {corner(m): v for m, v in values.items()}
     for m in range(1 << n):
-        s = frozenset(x for i, x in enumerate(names) if m >> i & 1)
-        assert _moebius(s, as_sets) == coeffs[m]
+        assert _moebius(corner(m), as_sets) == coeffs[m]
     # corners closed under subsets (an enum's members exclusive: bits 0 and 1 never both set)
     valid = {m: v for m, v in values.items() if m & 0b11 != 0b11}
     assert paths.moebius_support(valid, n) == {m for m in nonzero if m & 0b11 != 0b11}

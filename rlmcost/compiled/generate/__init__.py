@@ -36,25 +36,57 @@ ceil(V / P_t) as ``rlmcost.parallel.shard.split_up`` pads it.
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from rlmcost.compiled.generate.catalog import Block, blocks
 from rlmcost.compiled.generate.compiler import Compiler
 from rlmcost.compiled.generate.fields import STRUCTURAL
 from rlmcost.compiled.generate.printer import function_source, make_printer, package_files
 
-__all__ = ["COMMAND", "OUTPUT", "Block", "blocks", "main", "read", "render"]
+__all__ = ["COMMAND", "OUTPUT", "Block", "blocks", "jobs", "main", "read", "render"]
 
 OUTPUT = Path(__file__).parent.with_name("blocks_gen")
 COMMAND = "python -m rlmcost.compiled.generate"
 
 
-def render() -> dict[str, str]:
-    """The files of the ``blocks_gen`` package by name (``__init__.py``, ``_<name>.py``)."""
+_STATE: list[Any] = []
+"""The compiler, printer and blocks of a :func:`render` (inherited by forked workers)."""
+
+
+def _source(i: int) -> str:
+    comp, printer, todo = _STATE
+    return function_source(todo[i], comp.compile(todo[i]), printer)
+
+
+def jobs() -> int:
+    """Processes for :func:`render`: the CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def render(processes: int | None = None) -> dict[str, str]:
+    """The files of the ``blocks_gen`` package by name (``__init__.py``, ``_<name>.py``).
+
+    The blocks are compiled in ``processes`` forked workers (default :func:`jobs`) where the
+    platform forks, each block on its own; the files are the same in any case, in the
+    catalog's order."""
     comp = Compiler()
     printer = make_printer(comp.fields)
-    functions = [(b.name, function_source(b, comp.compile(b), printer)) for b in blocks()]
+    todo = blocks()
+    n = min(processes or jobs(), len(todo))
+    _STATE[:] = [comp, printer, todo]
+    try:
+        if n > 1 and "fork" in mp.get_all_start_methods():
+            with mp.get_context("fork").Pool(n) as pool:
+                sources = pool.map(_source, range(len(todo)), chunksize=1)
+        else:
+            sources = [_source(i) for i in range(len(todo))]
+    finally:
+        _STATE.clear()
+    functions = [(b.name, src) for b, src in zip(todo, sources, strict=True)]
     return package_files(comp.fields, STRUCTURAL, COMMAND, functions)
 
 

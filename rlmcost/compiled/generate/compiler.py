@@ -82,6 +82,8 @@ class Compiler:
     def __init__(self) -> None:
         import sympy as sp
 
+        from rlmcost.arch import Arch
+
         self.fields = arch_fields()
         self.int_syms = int_symbols(self.fields.ints, positive=True)
         self.flag_syms = int_symbols(self.fields.flags, nonnegative=True)
@@ -101,6 +103,9 @@ class Compiler:
         self.traced = _traced_class((*self.fields.bools, *(f for _, f, _ in self.fields.enums)))
         self.sym_values = {**self.int_syms, **self.size_syms}
         self._cache: dict[tuple[str, int, frozenset[str]], Any] = {}
+        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
+        self.members = {flag: type(defaults[field])(member)
+                        for flag, field, member in self.fields.enums}  # fmt: skip
 
     def arch(self, values: dict[str, Any], on: frozenset[str], traced: bool = False) -> Any:
         """The ``Arch`` at corner ``on`` (the flags set) with integer fields ``values``."""
@@ -115,10 +120,9 @@ class Compiler:
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
                 )
         kw.update({b: b in on for b in self.fields.bools})
-        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
-        for flag, field, member in self.fields.enums:
+        for flag, field, _ in self.fields.enums:
             if flag in on:
-                kw[field] = type(defaults[field])(member)
+                kw[field] = self.members[flag]
         return (self.traced if traced else Arch)(**kw)
 
     def evaluate(self, block: Block, values: dict[str, Any], on: frozenset[str],
@@ -130,7 +134,9 @@ class Compiler:
         if not traced and key in self._cache:
             return self._cache[key]
         sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
-        value = sp.expand(block.build(self.arch(values, on, traced), sizes))
+        value = block.build(self.arch(values, on, traced), sizes)
+        if not isinstance(value, sp.Rational):  # a number at the points: expand keeps it
+            value = sp.expand(value)
         self._cache[key] = value
         return value
 

@@ -15,6 +15,7 @@ Everything here is exact: a value is whatever the evaluation returned, converted
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
@@ -110,12 +111,15 @@ def moebius_support(values: dict[int, Any], n: int) -> set[int]:
     ``n`` bits in exact Python numbers (masks of no corner held at 0 change no corner's
     coefficient: the transform at a mask reads only its submasks, so only corners are kept)."""
     a = {m: exact(v) for m, v in values.items()}
-    masks = list(a)
+    scale = math.lcm(*(v.denominator for v in a.values() if isinstance(v, Fraction)))
+    if scale > 1:  # a common denominator: integers, zero where the fractions are
+        a = {m: v * scale for m, v in a.items()}
+        a = {m: int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
+             for m, v in a.items()}  # fmt: skip
     for i in range(n):
         b = 1 << i
-        for m in masks:
-            if m & b:
-                a[m] = a[m] - a[m ^ b]
+        for m in [m for m in a if m & b]:
+            a[m] = a[m] - a[m ^ b]
     return {m for m in values if a[m] != 0}
 
 
