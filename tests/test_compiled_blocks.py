@@ -217,3 +217,24 @@ def test_numeric_min_max_is_sympys_for_numbers_and_sympy_otherwise():
     assert (sp.Min, sp.Max) == originals
     for (lo, hi), (elo, ehi) in zip(got, expected, strict=True):
         assert lo == elo and hi == ehi and type(lo) is type(elo) and type(hi) is type(ehi)
+
+
+def test_a_switch_read_past_the_trace_stops_the_generator():
+    """A block that reads a switch through ``vars`` on some paths (the trace sees only attribute
+    reads) gives corners whose path value is wrong; the spot check finds one."""
+    from rlmcost.arch import is_zero
+    from rlmcost.compiled.generate.catalog import Block
+    from rlmcost.compiled.generate.compiler import Compiler
+
+    def build(a, s):
+        if is_zero(a.n_experts):
+            return sp.Integer(2 if a.mlp_bias else 1)  # traced: mlp_bias is a flag
+        return sp.Integer(3 + vars(a)["mlp_bias"])  # untraced read on the MoE paths
+
+    comp = Compiler()
+    comp.CHECKS = 64
+    with pytest.raises(RuntimeError, match="does not trace"):
+        comp.screen(Block("hidden_read", (), build, "a block reading past the trace"))
+    honest = Block("honest", (), lambda a, s: sp.Integer(2 if a.mlp_bias else 1), "traced")
+    flags, support = comp.screen(honest)
+    assert "mlp_bias" in flags and support == {frozenset(), frozenset({"mlp_bias"})}

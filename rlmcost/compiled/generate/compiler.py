@@ -78,6 +78,8 @@ class Compiler:
     """Evaluates blocks on symbolic or exact-number ``Arch`` corners."""
 
     N_POINTS = 2
+    CHECKS = 8
+    """Corners per block and point that :meth:`spot_check` evaluates afresh."""
 
     def __init__(self) -> None:
         import sympy as sp
@@ -213,9 +215,30 @@ class Compiler:
             if point is not self.points[0]:  # a switch no path read at the first point stays off
                 leaves = self.paths(block, point, kept)
             values = cube(leaves, flags, kept, self.reduced, self.bases())
+            self.spot_check(block, point, flags, values)
             for m in moebius_support(values, len(flags)):
                 support.add(frozenset(f for i, f in enumerate(flags) if m >> i & 1))
         return flags, support
+
+    def spot_check(self, block: Block, point: dict[str, Any], flags: tuple[str, ...],
+                   values: dict[int, Any]) -> None:  # fmt: skip
+        """Some corners (``CHECKS``, drawn by the block's name) evaluated afresh on a plain
+        ``Arch`` equal the value of their path: a guard on the premise of ``paths`` that a
+        switch no trace recorded was not read (one read other than by attribute, e.g. through
+        ``vars``, would break it)."""
+        import sympy as sp
+
+        rng = random.Random(block.name)
+        masks = sorted(values)
+        sizes = SimpleNamespace(**{n: point[n] for n in (*SIZES, "vocab_tp")})
+        with numeric_min_max():
+            for m in rng.sample(masks, min(self.CHECKS, len(masks))):
+                on = self.reduced(frozenset(f for i, f in enumerate(flags) if m >> i & 1))
+                if sp.expand(block.build(self.arch(point, on), sizes)) != values[m]:
+                    raise RuntimeError(
+                        f"{block.name} at {sorted(on)} is not the value of its path: it reads "
+                        f"a switch that {__name__} does not trace"
+                    )
 
     def read_flags(self, block: Block) -> tuple[str, ...]:
         """Flags ``block`` depends on (:meth:`screen`)."""
