@@ -4,9 +4,9 @@ The symbolic core branches on an ``Arch``'s switches in Python. An evaluation at
 some switches (traced: :class:`~rlmcost.compiled.generate.compiler.Compiler`); a switch it never
 read cannot have changed its course, so every corner that agrees with it on the switches it read
 takes the same path and has the same value. :func:`explore` evaluates one corner per path (a
-decision tree over the switches in the order each path reads them), which for the parameter
-counts is ~1/40 of the 81,920 distinct corners of their 18 flags; :func:`cube` spreads the
-leaves' values over every corner and :func:`moebius_support` screens the coefficients of the
+decision tree over the switches each path reads), for ``params_active_per_token`` 16,128 of
+the 81,920 distinct corners of its 18 flags; :func:`cube` spreads the leaves' values over every
+corner and :func:`moebius_support` screens the coefficients of the
 multilinear form in exact Python numbers (ints and Fractions, not sympy's).
 
 Everything here is exact: a value is whatever the evaluation returned, converted to a Python
