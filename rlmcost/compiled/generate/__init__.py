@@ -73,9 +73,17 @@ def _source(i: int) -> str:
     return function_source(todo[i], comp.compile(todo[i]), printer)
 
 
+MAX_PROCESSES = 8
+"""At most this many workers: ``params_lm``, ``params_value`` and ``params_active_per_token``
+take ~11, ~6 and ~11 s of the ~60 s CPU (measured here) one worker each, so more workers
+shorten no run; each holds ~200 MB."""
+
+
 def jobs() -> int:
-    """Processes for :func:`render`: the CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """Processes for :func:`render`: the CPUs this process may run on, at most
+    :data:`MAX_PROCESSES`."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, MAX_PROCESSES))
 
 
 def render(processes: int | None = None) -> dict[str, str]:
