@@ -135,3 +135,106 @@ def test_div_is_exact_for_ints_and_true_division_for_arrays():
     assert div(12, 4) == 3 and type(div(12, 4)) is int
     assert div(10, 4) == Fraction(5, 2)
     assert div(np.array([10.0]), 4)[0] == 2.5
+
+
+def _submasks(m: int) -> list[int]:
+    return [t for t in range(m + 1) if t & m == t]
+
+
+def test_moebius_support_is_the_nonzero_coefficients_of_a_multilinear_function():
+    """``paths.moebius_support`` (the subset transform) finds the S with a_S != 0 of a random
+    multilinear function given by its values at the corners, f(T) = sum over S in T of a_S;
+    independent: the coefficients the function was built from, and the definition
+    a_S = sum over T in S of (-1)^{|S|-|T|} f(T) (``compiler._moebius``) one corner at a time."""
+    from rlmcost.compiled.generate import paths
+    from rlmcost.compiled.generate.compiler import _moebius
+
+    rng = np.random.default_rng(7)
+    n = 6
+    coeffs = {m: int(rng.integers(-3, 4)) * int(rng.integers(0, 2)) for m in range(1 << n)}
+    coeffs[0b101101] = Fraction(1, 3)  # an exact fraction, as a block may hold
+    values = {m: sp.Rational(sum(coeffs[s] for s in _submasks(m))) for m in range(1 << n)}
+    nonzero = {m for m, c in coeffs.items() if c != 0}
+    assert paths.moebius_support(values, n) == nonzero
+    names = tuple("abcdef")
+
+    def corner(m):
+        return frozenset(x for i, x in enumerate(names) if m >> i & 1)
+
+    as_sets = {corner(m): v for m, v in values.items()}
+    for m in range(1 << n):
+        assert _moebius(corner(m), as_sets) == coeffs[m]
+    # corners closed under subsets (an enum's members exclusive: bits 0 and 1 never both set)
+    valid = {m: v for m, v in values.items() if m & 0b11 != 0b11}
+    assert paths.moebius_support(valid, n) == {m for m in nonzero if m & 0b11 != 0b11}
+
+
+def test_paths_give_every_corner_its_value_from_one_evaluation_per_path():
+    """``paths.explore`` and ``paths.cube`` of a program that branches on switches in Python
+    equal the program run at every corner (the brute force), with one run per path."""
+    from rlmcost.compiled.generate import paths
+
+    options = {"a": (frozenset(), frozenset({"a"})), "b": (frozenset(), frozenset({"b"})),
+               "c": (frozenset(), frozenset({"c"})),
+               "e": (frozenset(), frozenset({"e1"}), frozenset({"e2"}))}  # fmt: skip
+    runs = []
+
+    def run(on):  # reads b only when a is set; e only when s (structural) is; c never
+        runs.append(on)
+        read = {"a"}
+        value = 5 if "a" in on else 2
+        if "a" in on:
+            read.add("b")
+            value *= 3 if "b" in on else 1
+        if "s" in on:
+            read.add("e")
+            value += 7 if "e1" in on else 11 if "e2" in on else 0
+        return value, read
+
+    bases = [frozenset(), frozenset({"s"})]
+    leaves = paths.explore(run, bases, options)
+    assert len(runs) == len(leaves) == 3 + 3 * 3  # a=0; a=1,b; times e where s is set
+    assert paths.read_groups(leaves) == {"a", "b", "e"}
+    flags = ("s", "a", "b", "e1", "e2")
+    kept = {g: o for g, o in options.items() if g != "c"}
+    values = paths.cube(leaves, flags, kept, lambda on: on, bases)
+    corners = [m for m in range(1 << len(flags)) if m & 0b11000 != 0b11000]
+    assert set(values) == set(corners)
+    for m in corners:
+        on = frozenset(f for i, f in enumerate(flags) if m >> i & 1)
+        assert values[m] == run(on)[0]
+
+
+def test_numeric_min_max_is_sympys_for_numbers_and_sympy_otherwise():
+    from rlmcost.compiled.generate import paths
+
+    x = sp.Symbol("x", positive=True)
+    originals = sp.Min, sp.Max
+    cases = [(3, sp.Integer(5)), (sp.Rational(7, 2), 3), (sp.Integer(4), 4), (x, 2), (x + 1, x)]
+    expected = [(originals[0](*c), originals[1](*c)) for c in cases]
+    with paths.numeric_min_max():
+        got = [(sp.Min(*c), sp.Max(*c)) for c in cases]
+    assert (sp.Min, sp.Max) == originals
+    for (lo, hi), (elo, ehi) in zip(got, expected, strict=True):
+        assert lo == elo and hi == ehi and type(lo) is type(elo) and type(hi) is type(ehi)
+
+
+def test_a_switch_read_past_the_trace_stops_the_generator():
+    """A block that reads a switch through ``vars`` on some paths (the trace sees only attribute
+    reads) gives corners whose path value is wrong; the spot check finds one."""
+    from rlmcost.arch import is_zero
+    from rlmcost.compiled.generate.catalog import Block
+    from rlmcost.compiled.generate.compiler import Compiler
+
+    def build(a, s):
+        if is_zero(a.n_experts):
+            return sp.Integer(2 if a.mlp_bias else 1)  # traced: mlp_bias is a flag
+        return sp.Integer(3 + vars(a)["mlp_bias"])  # untraced read on the MoE paths
+
+    comp = Compiler()
+    comp.CHECKS = 64
+    with pytest.raises(RuntimeError, match="does not trace"):
+        comp.screen(Block("hidden_read", (), build, "a block reading past the trace"))
+    honest = Block("honest", (), lambda a, s: sp.Integer(2 if a.mlp_bias else 1), "traced")
+    flags, support = comp.screen(honest)
+    assert "mlp_bias" in flags and support == {frozenset(), frozenset({"mlp_bias"})}

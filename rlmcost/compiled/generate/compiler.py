@@ -24,44 +24,67 @@ from rlmcost.compiled.generate.fields import (
     arch_fields,
     int_symbols,
 )
+from rlmcost.compiled.generate.paths import (
+    cube,
+    explore,
+    moebius_support,
+    numeric_min_max,
+    read_groups,
+)
 
 
 class _Reads:
     """Bool and enum fields read on a traced ``Arch`` (see :func:`_traced_class`)."""
 
     fields: set[str] = set()
-    watched: frozenset[str] = frozenset()
     copying = 0
 
 
-def _traced_class() -> type:
+class _Watched:
+    """A switch of a traced ``Arch``: reading it records its name (a data descriptor, so that
+    every other attribute reads at the interpreter's speed)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        if not _Reads.copying:
+            _Reads.fields.add(self.name)
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:  # the frozen ``__init__`` sets fields
+        obj.__dict__[self.name] = value
+
+
+def _traced_class(watched: Iterable[str]) -> type:
     from rlmcost.arch import Arch
 
-    class TracedArch(Arch):
-        """An ``Arch`` that records reads of its switches (copies made by ``with_`` too)."""
+    def with_(self: Any, **changes: object) -> Any:
+        _Reads.copying += 1  # a copy reads every field; that is no use of a switch
+        try:
+            return Arch.with_(self, **changes)
+        finally:
+            _Reads.copying -= 1
 
-        def __getattribute__(self, name: str) -> Any:
-            if name in _Reads.watched and not _Reads.copying:
-                _Reads.fields.add(name)
-            return super().__getattribute__(name)
-
-        def with_(self, **changes: object) -> Any:
-            _Reads.copying += 1  # a copy reads every field; that is no use of a switch
-            try:
-                return super().with_(**changes)
-            finally:
-                _Reads.copying -= 1
-
-    return TracedArch
+    space: dict[str, Any] = {name: _Watched(name) for name in watched}
+    space["with_"] = with_
+    space["__doc__"] = "An ``Arch`` that records reads of its switches (copies by ``with_`` too)."
+    return type("TracedArch", (Arch,), space)
 
 
 class Compiler:
     """Evaluates blocks on symbolic or exact-number ``Arch`` corners."""
 
     N_POINTS = 2
+    CHECKS = 8
+    """Corners per block and point that :meth:`spot_check` evaluates afresh."""
 
     def __init__(self) -> None:
         import sympy as sp
+
+        from rlmcost.arch import Arch
 
         self.fields = arch_fields()
         self.int_syms = int_symbols(self.fields.ints, positive=True)
@@ -79,10 +102,12 @@ class Compiler:
             point["sliding_window"] = sp.Integer(window)
             point["full_attention_layers"] = point["n_layers"] // 2
             point["index_topk"] = sp.Integer(window)  # min(x, k) likewise (blocks.sparse)
-        self.traced = _traced_class()
+        self.traced = _traced_class((*self.fields.bools, *(f for _, f, _ in self.fields.enums)))
         self.sym_values = {**self.int_syms, **self.size_syms}
         self._cache: dict[tuple[str, int, frozenset[str]], Any] = {}
-        _Reads.watched = frozenset((*self.fields.bools, *(f for _, f, _ in self.fields.enums)))
+        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
+        self.members = {flag: type(defaults[field])(member)
+                        for flag, field, member in self.fields.enums}  # fmt: skip
 
     def arch(self, values: dict[str, Any], on: frozenset[str], traced: bool = False) -> Any:
         """The ``Arch`` at corner ``on`` (the flags set) with integer fields ``values``."""
@@ -97,10 +122,9 @@ class Compiler:
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
                 )
         kw.update({b: b in on for b in self.fields.bools})
-        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
-        for flag, field, member in self.fields.enums:
+        for flag, field, _ in self.fields.enums:
             if flag in on:
-                kw[field] = type(defaults[field])(member)
+                kw[field] = self.members[flag]
         return (self.traced if traced else Arch)(**kw)
 
     def evaluate(self, block: Block, values: dict[str, Any], on: frozenset[str],
@@ -112,7 +136,9 @@ class Compiler:
         if not traced and key in self._cache:
             return self._cache[key]
         sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
-        value = sp.expand(block.build(self.arch(values, on, traced), sizes))
+        value = block.build(self.arch(values, on, traced), sizes)
+        if not isinstance(value, sp.Rational):  # a number at the points: expand keeps it
+            value = sp.expand(value)
         self._cache[key] = value
         return value
 
@@ -142,39 +168,87 @@ class Compiler:
             out += [frozenset(c) for c in combinations(flags, r) if self._valid(c)]
         return out
 
-    def read_flags(self, block: Block) -> tuple[str, ...]:
-        """Flags ``block`` depends on: the structural ones and every switch it reads at any
-        corner of them (to a fixpoint, since a switch may guard the read of another)."""
-        flags: tuple[str, ...] = tuple(STRUCTURAL)
-        _Reads.fields, traced = set(), set()
-        with _zero_tests() as tested:  # reads and zero tests add up over the rounds
-            while True:  # each distinct Arch once (``reduced``), in the round it appears
-                for corner in dict.fromkeys(map(self.reduced, self.corners(flags))):
-                    if corner not in traced:
-                        self.evaluate(block, self.points[0], corner, traced=True)
-                        traced.add(corner)
-                fields = {n for n in self.fields.ints if self.points[0][n] in tested}
-                if fields - set(TRIGGERS.values()):
+    def options(self) -> dict[str, tuple[frozenset[str], ...]]:
+        """The switches by field (a bool, or an enum's members): each field's flag options,
+        its default (no flag) first."""
+        out: dict[str, tuple[frozenset[str], ...]] = {
+            b: (frozenset(), frozenset({b})) for b in self.fields.bools
+        }
+        for flag, field, _ in self.fields.enums:
+            out[field] = (*out.get(field, (frozenset(),)), frozenset({flag}))
+        return out
+
+    def bases(self) -> list[frozenset[str]]:
+        """The distinct structural corners (``reduced``)."""
+        return list(dict.fromkeys(map(self.reduced, self.corners(tuple(STRUCTURAL)))))
+
+    def paths(self, block: Block, point: dict[str, Any],
+              options: dict[str, tuple[frozenset[str], ...]]) -> list[Any]:  # fmt: skip
+        """``paths.explore`` of ``block`` at ``point``: one traced evaluation per path."""
+
+        def run(on: frozenset[str]) -> tuple[Any, set[str]]:
+            _Reads.fields = set()
+            value = self.evaluate(block, point, on, traced=True)
+            return value, set(_Reads.fields)
+
+        with numeric_min_max():
+            return explore(run, self.bases(), options)
+
+    def screen(self, block: Block) -> tuple[tuple[str, ...], set[frozenset[str]]]:
+        """The flags ``block`` depends on (the structural ones and every switch some path of
+        its evaluation reads) and the corners S whose coefficient a_S is not 0 at some point."""
+        options = self.options()
+        with _zero_tests() as tested:
+            leaves = self.paths(block, self.points[0], options)
+        fields = {n for n in self.fields.ints if self.points[0][n] in tested}
+        if fields - set(TRIGGERS.values()):
+            raise RuntimeError(
+                f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add "
+                "a structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
+            )
+        read = read_groups(leaves)
+        flags = tuple(f for f in self.fields.flags
+                      if f in STRUCTURAL or self.fields.group(f) in read)  # fmt: skip
+        kept = {g: o for g, o in options.items() if g in read}
+        support: set[frozenset[str]] = {frozenset()}
+        for point in self.points:
+            if point is not self.points[0]:  # a switch no path read at the first point stays off
+                leaves = self.paths(block, point, kept)
+            values = cube(leaves, flags, kept, self.reduced, self.bases())
+            self.spot_check(block, point, flags, values)
+            for m in moebius_support(values, len(flags)):
+                support.add(frozenset(f for i, f in enumerate(flags) if m >> i & 1))
+        return flags, support
+
+    def spot_check(self, block: Block, point: dict[str, Any], flags: tuple[str, ...],
+                   values: dict[int, Any]) -> None:  # fmt: skip
+        """Some corners (``CHECKS``, drawn by the block's name) evaluated afresh on a plain
+        ``Arch`` equal the value of their path: a guard on the premise of ``paths`` that a
+        switch no trace recorded was not read (one read other than by attribute, e.g. through
+        ``vars``, would break it)."""
+        import sympy as sp
+
+        rng = random.Random(block.name)
+        masks = sorted(values)
+        sizes = SimpleNamespace(**{n: point[n] for n in (*SIZES, "vocab_tp")})
+        with numeric_min_max():
+            for m in rng.sample(masks, min(self.CHECKS, len(masks))):
+                on = self.reduced(frozenset(f for i, f in enumerate(flags) if m >> i & 1))
+                if sp.expand(block.build(self.arch(point, on), sizes)) != values[m]:
                     raise RuntimeError(
-                        f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add "
-                        "a structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
+                        f"{block.name} at {sorted(on)} is not the value of its path: it reads "
+                        f"a switch that {__name__} does not trace"
                     )
-                read = {f for field in _Reads.fields for f in self.fields.flags_of(field)}
-                if read <= set(flags):
-                    return tuple(f for f in self.fields.flags if f in flags)
-                flags = tuple(dict.fromkeys((*flags, *sorted(read))))
+
+    def read_flags(self, block: Block) -> tuple[str, ...]:
+        """Flags ``block`` depends on (:meth:`screen`)."""
+        return self.screen(block)[0]
 
     def compile(self, block: Block) -> Any:
         """The block as an exact multilinear expression in its flags."""
         import sympy as sp
 
-        flags = self.read_flags(block)
-        corners = self.corners(flags)
-        support: set[frozenset[str]] = {frozenset()}
-        for point in self.points:
-            f = {c: self.evaluate(block, point, c) for c in corners}
-            coeffs = _moebius_all(flags, f)
-            support |= {s for s in corners if s and coeffs[s] != 0}
+        flags, support = self.screen(block)
         sym_values = self.sym_values
         cache: dict[frozenset[str], Any] = {}
 
@@ -217,24 +291,6 @@ def _zero_tests() -> Iterator[set[Any]]:
 def _subsets(s: frozenset[str]) -> list[frozenset[str]]:
     items = sorted(s)
     return [frozenset(c) for r in range(len(items) + 1) for c in combinations(items, r)]
-
-
-def _moebius_all(flags: tuple[str, ...], f: dict[frozenset[str], Any]) -> dict[frozenset[str], Any]:
-    """:func:`_moebius` of every corner of ``f`` at once, by the subset transform over bit masks
-    (n 2^n additions, not the 3^n of one sum per corner). ``f``'s corners are closed under
-    subsets (a corner's subsets are corners: :meth:`Compiler.corners`), and the transform at a
-    mask reads only its submasks, so the masks of no corner (held at 0) change no corner's
-    coefficient. Exact: the values are added as they are (integers or sympy numbers)."""
-    bit = {x: 1 << i for i, x in enumerate(flags)}
-    mask_of = {c: sum(bit[x] for x in c) for c in f}
-    a: list[Any] = [0] * (1 << len(flags))
-    for c, m in mask_of.items():
-        a[m] = f[c]
-    for b in bit.values():
-        for m in range(len(a)):
-            if m & b:
-                a[m] = a[m] - a[m ^ b]
-    return {c: a[m] for c, m in mask_of.items()}
 
 
 def _moebius(s: frozenset[str], f: dict[frozenset[str], Any]) -> Any:
