@@ -142,3 +142,14 @@ def test_a_nemo_rl_v0_5_row_runs_the_sort() -> None:
     engine = run.deployment.engine
     assert engine.vllm_version == "0.11.2"
     assert not vllm_release(engine.vllm_version, run.deployment.framework).triton_sampler
+
+
+def test_a_deployment_file_gives_the_version(tmp_path: Path) -> None:
+    """``engine.vllm_version`` in a deployment file is the flag's field: the same pool as
+    ``--vllm-version 0.11.2``; a release past the modelled range is refused there too."""
+    dep = tmp_path / "dep.yaml"
+    dep.write_text('engine:\n  vllm_version: "0.11.2"\n')
+    assert _kv("--deployment", str(dep)) == _kv("--vllm-version", "0.11.2")
+    dep.write_text('engine:\n  vllm_version: "0.22"\n')
+    res = CliRunner().invoke(app, [*ARGS, "--deployment", str(dep)])
+    assert res.exit_code != 0 and "0.9.0 to 0.20.x" in res.output
