@@ -55,6 +55,7 @@ ENGINE = st.fixed_dictionaries({}, optional={
     "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid", "ds-hybrid-unpinned",
                              "megatron"]),
     "kv_buffer_gib": st.sampled_from([None, 4.0]),  # megatron only (deployment.megatron_engine)
+    "vllm_version": st.sampled_from([None, "0.11.2"]),  # vllm only (deployment.vllm_release)
     "sleep": st.booleans(),
     "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
     "max_num_seqs": st.sampled_from([None, 16, 256]),

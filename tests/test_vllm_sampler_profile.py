@@ -13,14 +13,13 @@ import pytest
 from live_bytes import live_mode
 
 from rlmcost.deployment.vllm_profile import (
-    FRAMEWORK_SAMPLER,
     V1_SMALL_SORT_SAMPLER_BYTES_PER_LOGIT,
     V1_SORT_SAMPLER_BYTES_PER_LOGIT,
     V1_TRITON_SAMPLER_BYTES_PER_LOGIT,
-    framework_triton_sampler,
     profile_peak_bytes,
     v1_sampler_bytes_per_logit,
 )
+from rlmcost.deployment.vllm_release import FRAMEWORK_VLLM, vllm_release
 
 ROWS, VOCAB = 128, 1000
 
@@ -94,10 +93,10 @@ def test_cuda_sort_workspace_makes_the_sort_the_peak() -> None:
 def test_frameworks_pick_their_vllm_pins_sampler() -> None:
     # verl setup.py vllm<=0.12.0 sorts; NeMo RL v0.7.0 vllm==0.20.0, TRL >=0.17.0, OpenRLHF
     # 0.27.1 run the Triton kernel (or FlashInfer's sampler, 0.21.0 on); no framework: NeMo RL's
-    assert not framework_triton_sampler("verl")
-    assert framework_triton_sampler("nemo-rl") and framework_triton_sampler("TRL")
-    assert framework_triton_sampler(None) and framework_triton_sampler("none")
-    assert set(FRAMEWORK_SAMPLER) == {"verl", "nemo-rl", "trl", "openrlhf", "slime"}
+    assert not vllm_release(None, "verl").triton_sampler
+    assert vllm_release(None, "nemo-rl").triton_sampler and vllm_release(None, "TRL").triton_sampler
+    assert vllm_release(None, None).triton_sampler and vllm_release(None, "none").triton_sampler
+    assert set(FRAMEWORK_VLLM) == {"verl", "nemo-rl", "trl", "openrlhf"}
 
 
 def test_profile_peak_at_1024_rows_of_qwen_vocab_by_hand() -> None:

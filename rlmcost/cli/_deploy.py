@@ -67,7 +67,7 @@ DEPLOYMENT_OPTIONS = (
     "speculative_tokens",
     "speculative_draft",
     "speculative_acceptance",
-    "refit", "kv_buffer_gib",
+    "refit", "kv_buffer_gib", "vllm_version",
     "no_sleep",
     "logits",
     "routing_replay",

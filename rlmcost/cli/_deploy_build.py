@@ -206,6 +206,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["refit"] = str(opts["refit"])
     if opts.get("kv_buffer_gib") is not None:
         engine["kv_buffer_gib"] = opts["kv_buffer_gib"]
+    if opts.get("vllm_version") is not None:
+        engine["vllm_version"] = opts["vllm_version"]
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:
@@ -254,7 +256,7 @@ GENERATION_FLAGS = {
     "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
     "speculative_draft": "--speculative-draft",
     "speculative_acceptance": "--speculative-acceptance", "refit": "--refit",
-    "kv_buffer_gib": "--kv-buffer-gib",
+    "kv_buffer_gib": "--kv-buffer-gib", "vllm_version": "--vllm-version",
 }  # fmt: skip
 """The options that set the generation engine, which an offline algorithm (DPO and its kin)
 does not run (:func:`unused_generation_flags`). ``--sleep/--no-sleep`` is left out: every

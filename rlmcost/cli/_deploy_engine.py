@@ -295,6 +295,21 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "vllm_version": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="The vLLM release the engine runs, X.Y[.Z] in 0.9.0-0.20.x: the "
+                    "start-up profile's sampler peak (vLLM < 0.17 sorts the vocabulary, 38 B a "
+                    "logit; 0.17+ masks in place with Triton, 14 B) that comes out of the KV "
+                    "pool, and the offline batch defaults (rlmcost.deployment.vllm_release). "
+                    "Default: the framework's pin (NeMo RL v0.7 0.20.0, verl <=0.12.0); "
+                    "`rlmcost import verl --verl-version` sets it from verl's setup.py then.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "no_sleep": (
             Annotated[
                 bool | None,

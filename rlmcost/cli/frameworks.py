@@ -71,7 +71,8 @@ def import_verl_command(
             "(YYYY-MM-DD, e.g. a pinned commit's); what that verl hands the engine applies "
             "(rollout.max_num_seqs: 1024 until 2026-01-23, 256 since; vLLM ignored it before "
             "v0.6.0, SGLang too; vLLM's own default there depends on the vLLM that verl "
-            "pinned and on --hardware), each stated with its PR. Default: the current verl."
+            "pinned and on --hardware; --vllm-version: setup.py's pin then), each stated "
+            "with its PR. Default: the current verl."
         ),
     ] = None,
     env: Env = None,

@@ -177,9 +177,32 @@ class EngineSpec(Checked):
         "(deployment.megatron_engine)"
     )
 
+    vllm_version: str | None = Field(
+        default=None, description="the vLLM release the engine runs, X.Y[.Z] in 0.9.0-0.20.x "
+        "(deployment.vllm_release: the start-up profile's sampler, the batch defaults); None = "
+        "the framework's pin"
+    )
+
+    @field_validator("vllm_version", mode="before")
+    @classmethod
+    def _vllm_version(cls, v: object) -> object:
+        from rlmcost.deployment.vllm_release import check_vllm_version
+        from rlmcost.errors import SpecError
+
+        if v is None:
+            return v
+        try:
+            return check_vllm_version(str(v))
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+
     @model_validator(mode="after")
     def _megatron_settings(self) -> "EngineSpec":
         megatron = self.kind is EngineKind.MEGATRON
+        if self.vllm_version is not None and self.kind is not EngineKind.VLLM:
+            raise ValueError(f"--vllm-version {self.vllm_version} with engine {self.kind}: it "
+                             "names the vLLM release a vLLM engine runs; add --engine vllm or "
+                             "drop --vllm-version")  # fmt: skip
         if self.kv_buffer_gib is not None and not megatron:
             raise ValueError(f"--kv-buffer-gib sizes Megatron-core's KV pool; the engine here "
                              f"is {self.kind}: add --engine megatron or drop --kv-buffer-gib")

@@ -39,7 +39,8 @@ vLLM V1 sizes the pool once, at start-up (``vllm/v1/worker/gpu_worker.py``
 
   vLLM 0.21.0 turned FlashInfer's sampler on by default (PR 40376), 14 B a logit too
   (``top_k_top_p_sampling_from_logits``: the top-k-masked fp32 logits and their softmax).
-  Which release runs is the framework's pin (:data:`FRAMEWORK_SAMPLER`).
+  Which release runs is the engine's ``vllm_version``, else the framework's pin
+  (:func:`rlmcost.deployment.vllm_release.vllm_release`).
 * ``non_torch_increase``: memory outside PyTorch's allocator that appeared since the worker's
   start (NCCL communicators, custom all-reduce buffers, cuBLAS workspaces); the CUDA context
   is in the baseline, not in the increase. Priced as rlmcost's communicator buffers
@@ -137,17 +138,6 @@ SEGMENTED_SORT_MIN_ROWS = 128
 """``SortStable.cu`` sorts 2 to 127 rows of one sort with ``segmented_sort_pairs_by_full_sort``
 and 128 or more with ``segmented_sort_pairs`` (PyTorch ``do_launch_stable_sort_kernel``)."""
 
-FRAMEWORK_SAMPLER: dict[str, bool] = {
-    "verl": False, "nemo-rl": True, "trl": True, "openrlhf": True, "slime": True,
-}  # fmt: skip
-"""Whether each framework's current vLLM pin runs the Triton (or FlashInfer) sampler (True:
-vLLM >= 0.17) or the sort (False): verl ``vllm>=0.8.5,<=0.12.0`` (setup.py @b178a3cd5); NeMo
-RL v0.7.0 ``vllm==0.20.0`` (v0.6.0 0.17.1; v0.3 to v0.5 0.9.0, 0.10.0, 0.11.2 sort);
-TRL ``vllm>=0.17.0,<=0.25.1`` (setup.py); OpenRLHF ``vllm==0.27.1`` (setup.py extra); slime
-runs SGLang and builds its own images. A deployment without a framework takes rlmcost's
-default, NeMo RL's."""
-
-
 def v1_sampler_bytes_per_logit(rows: int, triton: bool, activation_bytes: int = 2) -> int:
     """Bytes per logit at the peak of vLLM V1's profile-run sampler over ``rows`` rows, with
     the Triton top-k/top-p of vLLM >= 0.17 (``triton``) or the sort before it, model logits
@@ -165,11 +155,6 @@ def v1_sampler_bytes_per_logit(rows: int, triton: bool, activation_bytes: int = 
     else:
         per = V1_SORT_SAMPLER_BYTES_PER_LOGIT
     return per - 2 + activation_bytes
-
-
-def framework_triton_sampler(framework: str | None) -> bool:
-    """:data:`FRAMEWORK_SAMPLER` of ``framework`` (None or unknown: NeMo RL's)."""
-    return FRAMEWORK_SAMPLER.get(str(framework).lower(), FRAMEWORK_SAMPLER["nemo-rl"])
 
 
 def profile_peak_bytes(

@@ -85,12 +85,14 @@ before it transformers' default, reentrant (no early stop: :mod:`rlmcost.perf.ck
 
 VLLM_PINS = (
     ("2025-03-27", "0.8.2"), ("2025-04-21", "0.8.3"), ("2025-05-14", "0.8.5"),
-    ("2025-07-28", "0.9.1"),
+    ("2025-07-28", "0.9.1"), ("2025-10-25", "0.11.0"), ("2025-12-29", "0.12.0"),
 )  # fmt: skip
 """The newest vLLM verl's ``setup.py`` admits from each day (merge commit's UTC day): before
 the first, ``vllm<=0.6.3`` (v0.1 to v0.3.0.rc0, V0 engines); PR 769 (1b8b0e83b)
 ``vllm<=0.8.2``, PR 1186 (64672aef3) ``<=0.8.3``, PR 1505 (43782a24b) ``<=0.8.5``, PR 2747
-(d255783a0) ``>=0.7.3,<=0.9.1``, which holds past :data:`VLLM_RECEIVES`. The v0.3 line
+(d255783a0) ``>=0.7.3,<=0.9.1``, which holds past :data:`VLLM_RECEIVES`, PR 3901 (ab4c04b0c)
+``>=0.8.5,<=0.11.0``, PR 4653 (99a3ed060) ``<=0.12.0`` (still at b178a3cd5). The pin is also
+the engine's ``--vllm-version`` where rlmcost models it (:func:`vllm_pin`). The v0.3 line
 straddles PR 769 (v0.3.0.rc0 ``<=0.6.3``; v0.3.0.post1 of 2025-04-02 ``<=0.8.2``):
 ``--verl-version 0.3`` is the line's first day (:data:`RELEASES`), the V0 engine; give
 2025-04-02 for post1."""
@@ -131,6 +133,12 @@ def parse_verl_version(text: str | None) -> str | None:
     return RELEASES.get(line)  # a release after the stored ones: the current code
 
 
+def vllm_pin(day: str) -> str:
+    """The newest vLLM verl's ``setup.py`` admits on ``day`` (:data:`VLLM_PINS`; before the
+    first, 0.6.3)."""
+    return next((v for since, v in reversed(VLLM_PINS) if day >= since), "0.6.3")
+
+
 def vllm_own_running_cap(day: str, hardware: HardwareSpec) -> tuple[int, str]:
     """``(max_num_seqs, why)``: the running cap vLLM's ``LLM`` class gives itself under the
     verl code of ``day`` (before :data:`VLLM_RECEIVES`) on ``hardware`` (module doc).
@@ -140,7 +148,7 @@ def vllm_own_running_cap(day: str, hardware: HardwareSpec) -> tuple[int, str]:
     """
     from rlmcost.deployment.vllm_profile import LARGE_GPU_BYTES, llm_class_defaults
 
-    vllm = next((v for since, v in reversed(VLLM_PINS) if day >= since), "0.6.3")
+    vllm = vllm_pin(day)
     if vllm == "0.6.3":
         return 256, "vLLM <= 0.6.3 (verl's setup.py then), V0 EngineArgs.max_num_seqs 256"
     if vllm in ("0.8.2", "0.8.3"):

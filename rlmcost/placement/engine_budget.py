@@ -4,7 +4,8 @@ vLLM (:mod:`rlmcost.deployment.vllm_profile`): the workspace is the peak of its 
 profile run, a dummy forward of ``max_num_batched_tokens`` tokens (priced by the compiled
 inference buffer, :func:`rlmcost.compiled.memory.memory_per_stage`, in the engine's layout)
 or the dummy sampler's top-k/top-p over the logits beside the forward's output hidden states
-(the sort of vLLM < 0.17 or its Triton kernel after, by the framework's vLLM pin), whichever
+(the sort of vLLM < 0.17 or its Triton kernel after, by the engine's ``vllm_version``, else
+the framework's vLLM pin: :func:`~rlmcost.deployment.vllm_release.vllm_release`), whichever
 is larger, plus the memory outside PyTorch
 (communicators) when a replica spans GPUs. Under pipeline parallelism the sampler runs on the
 last stage only; it is taken on every stage here (the most loaded stage's forward beside it),
@@ -25,13 +26,13 @@ from rlmcost.deployment.megatron_engine import MEGATRON_MAX_TOKENS, kv_buffer_by
 from rlmcost.deployment.terms import kv_pool_bytes, pool_tokens
 from rlmcost.deployment.vllm_profile import (
     available_kv_bytes,
-    framework_triton_sampler,
     llm_class_defaults,
     non_torch_bytes,
     profile_peak_bytes,
     sampler_rows,
     v1_sampler_bytes_per_logit,
 )
+from rlmcost.deployment.vllm_release import vllm_release
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.megatron_pool import kv_terms, state_cap
@@ -81,8 +82,8 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     rows = sampler_rows(g.engine.max_seqs, tokens)
     arch = g.s.arch(task.role)
     act = workload.activation_dtype.bytes
-    per = v1_sampler_bytes_per_logit(rows, framework_triton_sampler(g.s.deployment.framework),
-                                     act)  # fmt: skip
+    release = vllm_release(g.engine.vllm_version, g.s.deployment.framework)
+    per = v1_sampler_bytes_per_logit(rows, release.triton_sampler, act)
     peak = profile_peak_bytes(forward, rows, int(arch.vocab), tokens * int(arch.d_model) * act,
                               per)  # fmt: skip
     other = non_torch_bytes(layout.tp * layout.pp)

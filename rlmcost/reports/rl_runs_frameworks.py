@@ -21,6 +21,7 @@ Global rules used by several mappings (no per-run constant):
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -111,6 +112,7 @@ def _import_file(loader: Callable[..., ImportedQuery], settings: dict[str, Any],
 def nemo_rl(record: Record) -> Mapped:
     """The recipe's keys through :func:`~rlmcost.frameworks.nemo_rl.import_nemo_rl`."""
     from rlmcost.frameworks.nemo_rl import import_nemo_rl
+    from rlmcost.frameworks.nemo_rl_vllm import release_vllm
 
     s = dict(record["framework_settings"])
     choices = []
@@ -128,6 +130,9 @@ def nemo_rl(record: Record) -> Mapped:
             choices.append(f"{key} = max_total_sequence_length x {size.split('.')[-1]} = "
                            f"{s[key]} (grpo_math_1B.yaml's ${{mul:...}})")  # fmt: skip
     q = _import_file(import_nemo_rl, s, [], int(record["prompt_len"]))
+    release = re.match(r"nemo_rl_v(\d+\.\d+)", str(record["source"]))
+    if release:  # the source's NeMo RL release: its pinned vLLM (deployment.vllm_release)
+        release_vllm(q, release[1])
     if s.get("policy.megatron_cfg.fp8_cfg.enabled"):
         choices.append("FP8 training (megatron_cfg.fp8_cfg) not modelled: the trainer's GEMMs "
                        "at the bf16 peak (an upper bound on the training phases)")  # fmt: skip

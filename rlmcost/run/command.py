@@ -44,7 +44,8 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep
                  "speculative_tokens": "--speculative-tokens",
                  "speculative_draft": "--speculative-draft",
                  "speculative_acceptance": "--speculative-acceptance",
-                 "refit": "--refit", "kv_buffer_gib": "--kv-buffer-gib"}  # fmt: skip
+                 "refit": "--refit", "kv_buffer_gib": "--kv-buffer-gib",
+                 "vllm_version": "--vllm-version"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "host_memory_gib": "--host-memory-gib",
