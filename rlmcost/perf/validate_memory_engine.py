@@ -28,11 +28,12 @@ The interval: rlmcost prices the memory outside PyTorch that vLLM's profile coun
 (``non_torch_increase``) at a point (:func:`~rlmcost.deployment.vllm_profile.non_torch_bytes`:
 0 on one GPU, the communicators' 512 MiB on several); the row's engine version counts a
 stated range of it (:data:`NON_TORCH_RANGE`); the pool moves by the difference, byte for
-byte. SGLang has no profile run: its pool is ``mem_fraction_static`` x the device less what
-the device holds once the weights are loaded (python/sglang/srt/model_executor/
-model_runner.py ``profile_max_num_token``: ``available_gpu_memory - total_gpu_memory * (1 -
-mem_fraction_static)``), so its range is the CUDA context and communicators instead of
-rlmcost's workspace. The interval is that range's pools, widened to hold rlmcost's point.
+byte. SGLang has no profile run: its pool is ``mem_fraction_static`` x the memory free once its
+process group is set up, less the weights (python/sglang/srt/model_executor/model_runner.py
+``profile_max_num_token``: ``available_gpu_memory - total_gpu_memory * (1 -
+mem_fraction_static)``; :mod:`rlmcost.deployment.sglang_pool`), so its range is the CUDA
+context and that set-up's, times the fraction. The interval is that range's pools, widened
+to hold rlmcost's point.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ NON_TORCH_RANGE: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "vllm-v0-free-memory": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
     "vllm-v0.6.5": ((50 * MIB, 350 * MIB), (512 * MIB, 952 * MIB)),
     "vllm-v0.7+": ((50 * MIB, 350 * MIB), (512 * MIB, 952 * MIB)),
-    "sglang": ((300 * MIB, 600 * MIB), (812 * MIB, 1112 * MIB)),
+    "sglang": ((300 * MIB, 600 * MIB), (300 * MIB + int(1.77 * GIB), 600 * MIB + int(2.01 * GIB))),
 }
 """Per profile, the memory outside the weights and PyTorch's profile peak that the engine
 takes out of its pool, ``(low, high)`` on one GPU and on a TP replica of several, bytes:
@@ -86,9 +87,10 @@ takes out of its pool, ``(low, high)`` on one GPU and on a TP replica of several
   baseline taken after the CUDA context; V1's ``determine_available_memory``): 0.05-0.35 GiB
   on one GPU (rlmcost/deployment/vllm_profile.py: PR 12126's 0.16 GiB on H100), 512 MiB to
   0.93 GiB on a TP replica (the DeepSeek-V2.5 Ray log there);
-* ``sglang``: what the device holds beside the weights once they are loaded, the CUDA context
-  and, on several GPUs, the communicators (the ``vllm-v0-free-memory`` range): SGLang
-  subtracts it where rlmcost subtracts one sequence's workspace.
+* ``sglang``: what the device holds before the weights load, the CUDA context and, on several
+  GPUs, what SGLang's ``init_torch_distributed`` takes (:data:`~rlmcost.deployment.
+  sglang_pool.SGLANG_DIST_INIT_RANGE`, PR 11716's eight ranks); the pool moves by
+  ``mem_fraction_static`` x the difference (:mod:`rlmcost.deployment.sglang_pool`).
 """
 
 
@@ -109,6 +111,8 @@ def check_engine_row(row: dict[str, Any]) -> None:
     if not row.get("command"):
         raise SpecError(f"memory row {rid}: an engine row needs 'command' (or a "
                         "'not_predicted' reason)")  # fmt: skip
+    if row["profile"] == "sglang":
+        _sglang_fraction(row)
     if row["profile"] == "vllm-v0.6.5" and not all(f"{k}=" in row["command"] for k in _V0_KEYS):
         raise SpecError(f"memory row {rid}: a vllm-v0.6.5 row's command gives "
                         f"{' and '.join(_V0_KEYS)}")  # fmt: skip
@@ -173,11 +177,21 @@ def v0_pool_bytes(row: dict[str, Any], estimate: Any, pool: int, m: Any) -> int:
 _V0_KEYS = ("max-num-seqs", "max-num-batched-tokens")
 
 
+def _sglang_fraction(row: dict[str, Any]) -> float:
+    """The ``mem_fraction_static`` an ``sglang`` row's command gives its engine (``gmu=``)."""
+    found = re.search(r"gmu=([0-9.]+)", row["command"])
+    if found is None:
+        raise SpecError(f"memory row {row['id']}: an sglang row's command gives gmu= "
+                        "(the logged --mem-fraction-static)")  # fmt: skip
+    return float(found[1])
+
+
 def predict_engine(row: dict[str, Any], build: Build) -> dict[str, Any]:
     """An ``engine`` row's prediction (module docstring), as the fields of its
     :class:`~rlmcost.perf.validate_memory.MemoryRow`: ``status``, the pool bytes
     (``allocated_bytes`` = ``predicted_bytes``), their ``interval_bytes`` and, for a
     ``kv_tokens`` row, ``predicted_tokens`` and ``interval_tokens``."""
+    from rlmcost.deployment.overhead import CUDA_CONTEXT_BYTES
     from rlmcost.deployment.terms import pool_tokens
     from rlmcost.deployment.vllm_profile import non_torch_bytes
 
@@ -194,11 +208,15 @@ def predict_engine(row: dict[str, Any], build: Build) -> dict[str, Any]:
     gpus = layout.tp * layout.pp
     one, many = NON_TORCH_RANGE[row["profile"]]
     low_extra, high_extra = one if gpus == 1 else many
-    if row["profile"] == "sglang":  # SGLang subtracts the range where rlmcost the workspace
-        point = m.activations + m.logits + m.buffers
+    scale = 1.0
+    if row["profile"] == "sglang":  # mem_fraction_static x (context + process group set-up)
+        from rlmcost.deployment.sglang_pool import dist_init_bytes
+
+        scale = _sglang_fraction(row)
+        point = CUDA_CONTEXT_BYTES + dist_init_bytes(gpus)
     else:
         point = non_torch_bytes(gpus)
-    pools = (pool + point - high_extra, pool + point - low_extra)
+    pools = (pool + int(scale * (point - high_extra)), pool + int(scale * (point - low_extra)))
     interval = (min(pools[0], pool), max(pools[1], pool))
     out = {"status": "ok", "allocated_bytes": pool, "predicted_bytes": pool,
            "interval_bytes": interval}

@@ -9,9 +9,11 @@ the framework's vLLM pin: :func:`~rlmcost.deployment.vllm_release.vllm_release`)
 is larger, plus the memory outside PyTorch
 (communicators) when a replica spans GPUs. Under pipeline parallelism the sampler runs on the
 last stage only; it is taken on every stage here (the most loaded stage's forward beside it),
-an upper bound for the other stages. Other engines (SGLang) keep rlmcost's earlier
-workspace: one sequence's prefill transients and sampler logits (SGLang's
-``mem_fraction_static`` reservation is not profiled the same way; not modelled). Megatron-core
+an upper bound for the other stages. SGLang profiles nothing: its pool is
+``mem_fraction_static`` x the memory free once its process group is set up, less the weights
+(:mod:`rlmcost.deployment.sglang_pool`); its workspace lives in the rest of the device and
+stays out of the pool. Other engines keep rlmcost's earlier workspace: one sequence's prefill
+transients and sampler logits. Megatron-core
 (:mod:`rlmcost.deployment.megatron_engine`) allocates a pool of ``buffer_size_gb`` whatever
 else the device holds: its weights are the trainer's, its workspace beside the pool.
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import MEGATRON_MAX_TOKENS, kv_buffer_bytes, max_requests
+from rlmcost.deployment.sglang_pool import sglang_pool_bytes, total_gpu_bytes
 from rlmcost.deployment.terms import kv_pool_bytes, pool_tokens
 from rlmcost.deployment.vllm_profile import (
     available_kv_bytes,
@@ -70,6 +73,11 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     one = g.own(task, replicas)
     if g.engine.kind is EngineKind.MEGATRON:  # a pool of buffer_size_gb (megatron_engine)
         return one, kv_buffer_bytes(g.engine.kv_buffer_gib)
+    if g.engine.kind is EngineKind.SGLANG:  # mem_fraction_static x free memory - weights
+        layout = g.layouts[task.index]
+        total = total_gpu_bytes(g.s.capacity_bytes, g.s.deployment.overhead.cuda_context_bytes,
+                                layout.tp * layout.pp)  # fmt: skip
+        return one, sglang_pool_bytes(g.engine_fraction, total, one.weights)
     if g.engine.kind is not EngineKind.VLLM:
         workspace = one.activations + one.logits + one.buffers
         return one, kv_pool_bytes(g.reservation, one.weights, workspace)
