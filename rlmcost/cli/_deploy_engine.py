@@ -35,7 +35,9 @@ def engine_options(p: str) -> dict[str, Any]:
                 typer.Option(
                     help="Generation engine's memory reservation, a fraction in (0, 1] "
                     "(verl 0.5 beside its trainer, NeMo RL 0.6, vLLM's own 0.9). "
-                    + framework_default("0.5 beside a trainer, 0.9 on the engine's own GPUs"),
+                    + framework_default("0.5 beside a trainer, 0.9 on the engine's own GPUs "
+                                      "(SGLang there: its own mem_fraction_static, 0.834 on "
+                                      "an H100 at TP 1)"),
                     rich_help_panel=p,
                 ),
             ],

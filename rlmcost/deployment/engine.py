@@ -31,7 +31,9 @@ ppo_trainer.yaml)."""
 
 ENGINE_DEDICATED_FRACTION = 0.9
 """Default of an engine on GPUs of its own: vLLM's ``gpu_memory_utilization`` default 0.9
-(vLLM EngineArgs); SGLang's ``mem_fraction_static`` is 0.88 on 80 GB GPUs."""
+(vLLM EngineArgs). An SGLang engine on GPUs of its own takes SGLang's own default instead
+(:func:`rlmcost.deployment.sglang_fraction.sglang_default_fraction`: 0.834 on an H100 at
+TP 1, 0.817 at TP 8; server_args.py ``_handle_gpu_memory_settings`` @ v0.5.5)."""
 
 ENGINE_MAX_NUM_SEQS = 256
 """vLLM's default ``max_num_seqs`` (sequences in one continuous batch), EngineArgs."""

@@ -160,7 +160,7 @@ def fraction_change(result: Any, layout: Layout, dep: Deployment) -> Change | No
 def current_fraction(estimate: Any) -> float:
     """The engine's ``gpu_memory_utilization`` in effect: given, else the default for where it
     runs (``placement.group_engine.GroupEngine.engine_fraction``: co-located with a trainer,
-    or on GPUs of its own)."""
+    or on GPUs of its own: SGLang's own there, the least over the groups)."""
     from rlmcost.algorithms.kinds import Kind
     from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION
 
@@ -169,7 +169,13 @@ def current_fraction(estimate: Any) -> float:
         return float(given)
     shared = any({Kind.GENERATE, Kind.TRAIN} <= {j.task.kind for j in g.jobs}
                  for g in estimate.evaluation.groups)  # fmt: skip
-    return ENGINE_COLOCATED_FRACTION if shared else ENGINE_DEDICATED_FRACTION
+    if shared:
+        return ENGINE_COLOCATED_FRACTION
+    from rlmcost.placement.group_engine import sglang_default
+
+    own = [f for g in estimate.evaluation.groups
+           if (f := sglang_default(estimate.evaluation, g)) is not None]  # fmt: skip
+    return min(own) if own else ENGINE_DEDICATED_FRACTION
 
 
 def engine_changes(estimate: Any) -> list[Change]:

@@ -6,6 +6,8 @@ the generation peak: :class:`GroupEngine`, a base of
 
 from __future__ import annotations
 
+from typing import Any
+
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
@@ -16,7 +18,7 @@ from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_offload import GroupOffload
-from rlmcost.placement.inputs import engine_for
+from rlmcost.placement.inputs import device_capacity_bytes, engine_for
 
 
 class GroupEngine(GroupOffload):
@@ -35,12 +37,22 @@ class GroupEngine(GroupOffload):
 
     @kept_property
     def engine_fraction(self) -> float:
-        """``gpu_memory_utilization``: given, else the default for where the engine runs."""
+        """``gpu_memory_utilization``: given, else the default for where the engine runs; an
+        SGLang engine on GPUs of its own takes SGLang's own ``mem_fraction_static``
+        (:func:`~rlmcost.deployment.sglang_fraction.engine_sglang_fraction`)."""
         given = self.engine.gpu_memory_utilization
         if given is not None:
             return given
-        trains = any(t.kind is Kind.TRAIN for t in self.tasks)
-        return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
+        if any(t.kind is Kind.TRAIN for t in self.tasks):
+            return ENGINE_COLOCATED_FRACTION
+        task = self.engine_task
+        if self.engine.kind is EngineKind.SGLANG and task is not None:
+            from rlmcost.deployment.sglang_fraction import engine_sglang_fraction
+
+            layout = self.layouts[task.index]
+            return engine_sglang_fraction(self.engine, self.s.capacity_bytes, layout.tp,
+                                          layout.pp)  # fmt: skip
+        return ENGINE_DEDICATED_FRACTION
 
     @kept_property
     def reservation(self) -> int:
@@ -124,3 +136,22 @@ class GroupEngine(GroupOffload):
     def replicas(self, task: Task) -> int:
         layout = self.layouts[task.index]
         return layout.dp
+
+
+def sglang_default(e: Any, g: Any) -> float | None:
+    """SGLang's own ``mem_fraction_static`` for group ``g`` of estimate ``e`` where its engine
+    is SGLang on GPUs of its own (:func:`rlmcost.deployment.sglang_fraction.
+    engine_sglang_fraction`, as :attr:`GroupEngine.engine_fraction` takes it); else None."""
+    from rlmcost.deployment.group_engine import group_engine
+    from rlmcost.deployment.sglang_fraction import engine_sglang_fraction
+
+    dep = e.deployment
+    if dep.ideal or any(j.task.kind is Kind.TRAIN for j in g.jobs):
+        return None
+    gen = next((j.layout for j in g.jobs if j.task.kind is Kind.GENERATE), None)
+    own = dep.group(g.name)
+    eng = dep.engine if own is None or own.engine is None else group_engine(dep, g.name)
+    if gen is None or eng.kind is not EngineKind.SGLANG:
+        return None
+    hw = e.group_hardware.get(g.name, e.hardware)
+    return engine_sglang_fraction(eng, device_capacity_bytes(hw, False), gen.tp, gen.pp)

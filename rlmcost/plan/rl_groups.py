@@ -74,18 +74,28 @@ def group_layouts(e: PlacementEstimate) -> list[dict[str, Any]]:
             kind = dep.engine.kind if own is None or own.engine is None else \
                 group_engine(dep, g.name).kind  # fmt: skip
             entry["engine"] = {"kind": str(kind), **_fields(gen, ENGINE),
-                               **engine_memory_of(dep, g.name, train is not None)}  # fmt: skip
+                               **engine_memory_of(dep, g.name, train is not None,
+                                                  _sglang_default(e, g))}  # fmt: skip
         out.append(entry)
     return out
 
 
-def engine_memory_of(dep: Any, name: str, trains: bool) -> dict[str, float | None]:
+def _sglang_default(e: Any, g: Any) -> float | None:
+    from rlmcost.placement.group_engine import sglang_default
+
+    return sglang_default(e, g)
+
+
+def engine_memory_of(dep: Any, name: str, trains: bool,
+                     own_default: float | None = None) -> dict[str, float | None]:
     """The reservation (``gpu_memory_utilization``) and KV pool (``kv_buffer_gib``) the
     evaluation sizes the engine of group ``name`` of deployment ``dep`` by: its own or the
     run's where given, else the default for where it runs, as the evaluation takes them
     (``placement.group_engine.GroupEngine.engine_fraction``: ``ENGINE_COLOCATED_FRACTION``
     0.5 beside a trainer, verl's ppo_trainer.yaml; ``ENGINE_DEDICATED_FRACTION`` 0.9 alone,
-    vLLM's EngineArgs; a Megatron engine's pool ``MEGATRON_KV_BUFFER_GIB``, NeMo RL's
+    vLLM's EngineArgs, or ``own_default`` where given: SGLang's own,
+    ``placement.group_engine.sglang_default``;
+    a Megatron engine's pool ``MEGATRON_KV_BUFFER_GIB``, NeMo RL's
     ``buffer_size_gb``, :func:`rlmcost.deployment.megatron_engine.kv_buffer_bytes`); None for
     what its engine does not reserve (an engine in the trainer's layout, a Megatron engine's
     fraction) and under the idealized iteration (no reservation)."""
@@ -105,7 +115,8 @@ def engine_memory_of(dep: Any, name: str, trains: bool) -> dict[str, float | Non
     elif not eng.kind.in_trainer_layout:
         frac = eng.gpu_memory_utilization
         out["gpu_memory_utilization"] = frac if frac is not None else \
-            ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION  # fmt: skip
+            ENGINE_COLOCATED_FRACTION if trains else own_default or \
+            ENGINE_DEDICATED_FRACTION  # fmt: skip
     return out
 
 
@@ -120,7 +131,8 @@ def row_engine_memory(e: PlacementEstimate, rollout_tp: int) -> dict[str, Any]:
     from rlmcost.algorithms.kinds import Kind
 
     dep = e.deployment
-    used = [engine_memory_of(dep, g.name, any(j.task.kind is Kind.TRAIN for j in g.jobs))
+    used = [engine_memory_of(dep, g.name, any(j.task.kind is Kind.TRAIN for j in g.jobs),
+                             _sglang_default(e, g))
             for g in e.groups if any(j.task.kind is Kind.GENERATE for j in g.jobs)]  # fmt: skip
     if not used:
         return {"rollout_tp": None, "gpu_memory_utilization": None, "kv_buffer_gib": None}
