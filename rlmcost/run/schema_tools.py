@@ -159,7 +159,8 @@ class PlanGroupOut(BaseModel):
     engine: dict[str, Any] | None = Field(
         description="its generation: the engine kind and its dp (replicas), tp, pp, ep, and "
         "gpu_memory_utilization and kv_buffer_gib as the evaluation sized it (where unset, the "
-        "default for where it runs: 0.5 beside a trainer, 0.9 alone, a Megatron pool 10 GiB; "
+        "default for where it runs: 0.5 beside a trainer, 0.9 alone (SGLang's own rule alone), "
+        "a Megatron pool 10 GiB; "
         "None where the engine reserves none; schema 2.14); None where it generates nothing")
 
 
@@ -189,7 +190,8 @@ class PlanRowOut(BaseModel):
         "micro-batch (rlmcost.plan.unread; schema 2.14)")
     gpu_memory_utilization: float | None = Field(
         default=None, description="RL: the Run's, else the default its engines ran with (0.5 "
-        "beside a trainer, 0.9 alone; schema 2.14); kv_buffer_gib likewise (10 GiB)")
+        "beside a trainer, 0.9 alone, SGLang's own rule alone; schema 2.14); kv_buffer_gib "
+        "likewise (10 GiB)")
     group_layouts: list[PlanGroupOut] | None = Field(
         default=None, description="RL: what each device group runs, its own bracket values "
         "included (the row's tp ... offload and rollout_tp are the run-wide ones); schema 2.11")
