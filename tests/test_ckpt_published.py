@@ -124,10 +124,11 @@ def test_kimi_k2_script_serves_the_published_fp8_checkpoint() -> None:
     bf16_argv = argv[:i] + argv[i + 2 :]
     fp8, fits_h100 = _generation(argv, q.algorithm, "h100-sxm")
     bf16, _ = _generation(bf16_argv, q.algorithm, "h100-sxm")
-    assert abs(2 * fp8 - bf16) <= bf16 // 100  # 62.8 GiB, was 126 GiB
-    # Kimi-K2's 1,026,408,209,408 parameters (rlmcost.compiled) over 16 GPUs: at least that
-    assert 1_026_408_209_408 // 16 <= fp8 < 63 * GIB
-    # 0.7 of an H100 (55.4 GiB) holds no FP8 copy of 62.8 GiB: it does not fit there; 0.7
+    assert abs(2 * fp8 - bf16) <= bf16 // 100  # 63.1 GiB, was 126 GiB
+    # Kimi-K2's 1,026,408,209,408 parameters (rlmcost.compiled) over 16 GPUs: at least that,
+    # and the bf16 embedding, head and routers (the checkpoint's, 0.3 GiB a GPU) on top
+    assert 1_026_408_209_408 // 16 <= fp8 < 64 * GIB
+    # 0.7 of an H100 (55.4 GiB) holds no FP8 copy of 63.1 GiB: it does not fit there; 0.7
     # of an H200 (97.9 GiB) does, with room for the KV cache (at bf16 neither did)
     assert not fits_h100
     assert _generation(argv, q.algorithm, "h200")[1]

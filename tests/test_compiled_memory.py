@@ -39,7 +39,9 @@ def _valid(arch, layout) -> bool:
     seq_len=st.integers(1, 5000),
     head=st.sampled_from(list(Head)),
     dtypes=st.sampled_from([Workload(), Workload(weight_dtype=Dtype.FP32,
-                                                 activation_dtype=Dtype.FP32, kv_dtype=Dtype.FP8)]),
+                                                 activation_dtype=Dtype.FP32, kv_dtype=Dtype.FP8),
+                            Workload(weight_dtype=Dtype.FP8, compute_dtype=Dtype.FP8,
+                                     unquantized_dtype=Dtype.BF16)]),  # an FP8 engine's
     fused_glu=st.booleans(),
 )  # fmt: skip
 def test_twin_equals_the_symbolic_model_component_by_component(

@@ -93,7 +93,8 @@ def engine_options(p: str) -> dict[str, Any]:
                 str | None,
                 typer.Option(
                     help="Engine weights and GEMMs: bf16, fp16 or fp8 (vLLM's online FP8 "
-                    "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param, "
+                    "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param "
+                    "but the embedding, LM head, norms and MoE routers at 2 B, "
                     "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). "
                     + framework_default("the workload's dtype"),
                     rich_help_panel=p,

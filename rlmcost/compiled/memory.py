@@ -9,9 +9,9 @@ models, layouts and modes.
 What the symbolic module computes with sympy-importing helpers is restated here in plain
 integer arithmetic: the data split (``data_share``), the pipeline stages
 (``pipeline_split.stage_layer_counts``, shared), ZeRO's model-state bytes
-(``zero.model_state_bytes_per_rank``)
-and the layout rules (``validate.check_layout``, called for its one-line message when a rule
-fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` itself.
+(``zero.model_state_bytes_per_rank``) and the layout rules (``validate.check_layout``, called
+for its one-line message when a rule fails). The in-flight micro-batches come from
+:mod:`rlmcost.parallel.pipeline` itself.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled.runtime import ceil_div
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
+from rlmcost.parallel import breakdown as bd
 from rlmcost.parallel import framework_memory as fm
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
@@ -57,6 +59,7 @@ class Dtypes:
     kv_window: bool = False  # sliding layers keep their window (Workload.kv_window)
     grad: int | None = None  # a trainer's gradient buffer (Workload.grad_dtype; None: param)
     kv_swa_pool: bool = False  # SGLang's SWA pool (Workload.kv_swa_pool)
+    unquantized: int | None = None  # an FP8 engine's 16-bit parts (Workload.unquantized_dtype)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -66,6 +69,7 @@ class Dtypes:
         param = getattr(workload, "param_dtype", None)
         state = getattr(workload, "state_dtype", None)
         grad = getattr(workload, "grad_dtype", None)
+        kept = getattr(workload, "unquantized_dtype", None)  # an FP8 engine's 16-bit parts
         return cls(
             workload.weight_dtype.bytes,
             workload.activation_dtype.bytes,
@@ -77,6 +81,7 @@ class Dtypes:
             bool(getattr(workload, "kv_window", False)),
             None if grad is None else grad.bytes,
             bool(getattr(workload, "kv_swa_pool", False)),
+            None if kept is None else kept.bytes,
         )
 
 
@@ -202,17 +207,13 @@ def stage_layers(a: g.ArchNumbers, layout: Layout | int) -> list[tuple[int, int]
     return stage_dense_moe(a.n_layers, a.first_dense_layers if a.moe else a.n_layers, layout)
 
 
-def _split_up(x: int, parts: int) -> int:
-    return -(-x // parts)
-
-
 def _model_states(
     n_params: int, zero: ZeroStage, shards: int, w: int, trainable: bool, gb: int | None = None
 ) -> tuple[int, int, int]:
     """(weights, gradients, optimizer) bytes: ``parallel.zero.model_state_bytes_per_rank``
     (Rajbhandari et al. 2020, Table 1; K = 12 fp32 bytes, 8 when the weights are fp32;
     gradients of ``gb`` bytes, None: ``w``)."""
-    sharded = _split_up(n_params, shards)
+    sharded = ceil_div(n_params, shards)
     weights = w * (sharded if zero is ZeroStage.OS_G_P else n_params)
     if not trainable:
         return weights, 0, 0
@@ -273,8 +274,8 @@ def memory_per_stage(
     w = dt.weight
     stored = (dt.param or w) if train else w  # parallel.memory: the trainer's stored dtype
     cast_units = zero is ZeroStage.OS_G_P or stored != w
-
-    vocab_per_rank = _split_up(a.vocab, tp) if head is Head.LM else 1
+    vocab_per_rank = ceil_div(a.vocab, tp) if head is Head.LM else 1
+    kept16 = dt.unquantized if mode is Mode.GENERATE else None  # an FP8 engine's 16-bit parts
 
     if train:
         x = dt.activation
@@ -308,6 +309,7 @@ def memory_per_stage(
             p = StageParams(_whole(p.dense + (n_dense + n_moe - n_lin) * more), p.expert,
                             p.largest_unit)  # fmt: skip
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
+        dw += bd.unquantized_extra_bytes(a, tp, stage, w, kept16)
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
         if train and layout.pp_fsdp_gathered:  # FSDP2 in torch's pipelining

@@ -73,7 +73,8 @@ class EngineSpec(Checked):
     and GEMMs (None = the workload's weight dtype); ``fp8`` is vLLM's online FP8 quantization
     (``quantization="fp8"``: weights cast to FP8 E4M3 with a per-tensor scale at load and at
     each refit, activations quantized dynamically per token, W8A8 GEMMs; vLLM docs,
-    "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it. The KV
+    "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it; the
+    embedding, LM head, norms and MoE routers stay 16-bit (``Workload.unquantized_dtype``). The KV
     cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
     ``eager``: vLLM's ``enforce_eager`` (verl ``rollout.enforce_eager``, NeMo RL
     ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel

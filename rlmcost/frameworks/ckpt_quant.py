@@ -6,8 +6,9 @@ convert_hf_to_fp8.py``) makes SGLang run FP8 weights and GEMMs, and each weight 
 quantizes the trained BF16 weights with that checkpoint's ``quantization_config`` before
 sending them (THUDM/slime docs/en/advanced/low-precision.md @624b824a8, "BF16 Training with
 FP8 Rollout"; miles the same). rlmcost prices that as ``--rollout-dtype fp8`` (engine weights
-at 1 B/param, GEMMs at the FP8 peak); the refit's bytes keep the trained dtype (an upper bound
-of slime's FP8 send), stated in a note. An INT4 checkpoint (``tools/convert_hf_to_int4_direct.py``,
+at 1 B/param but its bf16 embedding, head, norms and routers, GEMMs at the FP8 peak); the
+refit's bytes keep the trained dtype (an upper bound of slime's FP8 send), stated in a note.
+An INT4 checkpoint (``tools/convert_hf_to_int4_direct.py``,
 the same page's "INT4 QAT Training") has no rollout dtype in rlmcost: its engine is priced at
 the trained dtype, said in a note.
 

@@ -167,3 +167,52 @@ def stage_params(
         dense += out + g.params_norm(a)
         units.append(out)
     return StageParams(dense, expert, max(units))
+
+
+def unquantized_params(arch: Any, tp: int, stage: PipelineStage) -> int:
+    """Parameter elements on one TP rank of ``stage`` (an engine's, LM head) that an FP8 engine
+    keeps in the model's 16-bit dtype: the input embedding on the first stage, the LM head
+    (0 when tied on one stage, :func:`stage_params`'s copy otherwise) and the final norm on
+    the last, each layer's norms (q/k norms, MLA's latent norms) and each MoE layer's router
+    (E x d, whole on each rank) and shared-expert gate. vLLM's online FP8 (``Fp8Config``)
+    quantizes ``LinearBase`` layers (``Fp8LinearMethod``) and ``FusedMoE`` experts
+    (``Fp8MoEMethod``) only: ``VocabParallelEmbedding`` / ``ParallelLMHead`` and ``RMSNorm``
+    keep the model dtype, and the router is built unquantized (vllm-project/vllm
+    vllm/model_executor/models/qwen3_moe.py @002456df ``ReplicatedLinear(..., quant_config=
+    None)``; deepseek_v2.py @002d6073 ``GateLinear``, no quant_config); SGLang's online FP8
+    likewise (sgl-project/sglang python/sglang/srt/models/qwen3_moe.py @008af3a6: "The online
+    Fp8/mxfp8 path keeps the gate in bf16"); a block-FP8 checkpoint (DeepSeek-V3 config.json
+    ``quantization_config``) stores these parts in bf16 too. Biases, Gated DeltaNet norms and
+    the vision tower are counted with the quantized weights."""
+    a = arch_numbers(arch)
+    if tp > a.n_kv_heads and not tp % a.n_kv_heads:  # one KV head per rank (shard.tp_shard)
+        a = a._replace(n_kv_heads=tp)
+    n = stage.dense_layers + stage.moe_layers
+    n_attention = n - a.linear_layers * n // a.n_layers
+    n_free = a.ffn_free_layers * n // a.n_layers  # Nemotron-H's FFN-free layers: one norm
+    norm = g.params_norm(a)
+    out = (n * a.norms_per_layer - n_free) * norm
+    ln = 1 + a.norm_layernorm
+    if a.mla:  # kv_a_layernorm, q_a_layernorm (whole on each rank)
+        out += n_attention * (a.kv_lora_rank + a.qlora * a.q_lora_rank) * ln
+    elif a.qk_norm:  # per head_dim, or over all heads' width split over TP (qk_norm_full)
+        full = ceil_div((a.n_heads + a.n_kv_heads) * a.head_dim, tp)
+        out += n_attention * (full if a.qk_norm_full else 2 * a.head_dim)
+    if a.moe:
+        out += stage.moe_layers * a.d_model * (a.n_experts + a.shared * a.shared_expert_gate)
+    if stage.first:
+        out += g.params_embedding(a, tp)
+    if stage.last:
+        tied_here = a.tie_embeddings and stage.first
+        out += norm + (0 if tied_here else ceil_div(a.vocab, tp) * a.d_model)
+    return int(out)
+
+
+def unquantized_extra_bytes(arch: Any, tp: int, stage: PipelineStage, weight: int,
+                            kept: int | None) -> int:  # fmt: skip
+    """Bytes an engine holding its weights at ``weight`` bytes adds for the parts it keeps
+    at ``kept`` bytes (:func:`unquantized_params`; ``Workload.unquantized_dtype``): 0 when
+    ``kept`` is None or not wider."""
+    if kept is None or kept <= weight:
+        return 0
+    return unquantized_params(arch, tp, stage) * (kept - weight)

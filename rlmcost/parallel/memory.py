@@ -7,16 +7,18 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   and the router replicated; with ``linear_mixer_replicated`` a linear-attention layer's
   Gated DeltaNet whole, as slime's and miles's Megatron trainer builds it from plain
   ``nn.Linear`` on every TP rank: :mod:`rlmcost.perf.linear_mixer`) in
-  ``workload.weight_dtype``, gradients in the same dtype (``workload.grad_dtype`` where a
-  trainer keeps a wider buffer: Megatron-core's fp32 ``grad_reduce_in_fp32``), Adam's K = 12
-  bytes of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
-  Megatron's distributed optimizer, ``megatron/core/optimizer/distrib_optimizer.py``, which
-  shards over the data-parallel group of each parameter) shards each parameter's states over
-  the ranks that hold a replica of it: the dense parameters over P_d P_c ranks, the routed
-  experts over the expert-DP group P_t P_c P_d / (ETP P_e) (Megatron-core's expert grid,
-  :mod:`rlmcost.parallel.layout`; with P_c = 1 and no MoE this is P_z = P_d). Hybrid
-  sharding (``Layout.zero_shard``: FSDP HYBRID_SHARD, verl's ``fsdp_size``) shards them over
-  P_z ranks instead, every group of P_z holding a whole copy (``Layout.zero_group``), the
+  ``workload.weight_dtype`` (GENERATE with ``workload.unquantized_dtype``: an FP8 engine's
+  embedding, head, norms and routers in that 16-bit dtype,
+  :func:`~rlmcost.parallel.breakdown.unquantized_params`), gradients in the same dtype
+  (``workload.grad_dtype`` where a trainer keeps a wider buffer: Megatron-core's fp32
+  ``grad_reduce_in_fp32``), Adam's K = 12 bytes of fp32 master weights and moments
+  (:mod:`rlmcost.parallel.zero`). ZeRO (or Megatron's distributed optimizer,
+  ``megatron/core/optimizer/distrib_optimizer.py``, which shards over the data-parallel group of
+  each parameter) shards each parameter's states over the ranks that hold a replica of it: the dense
+  parameters over P_d P_c ranks, the routed experts over the expert-DP group P_t P_c P_d / (ETP P_e)
+  (Megatron-core's expert grid, :mod:`rlmcost.parallel.layout`; with P_c = 1 and no MoE this is P_z
+  = P_d). Hybrid sharding (``Layout.zero_shard``: FSDP HYBRID_SHARD, verl's ``fsdp_size``) shards
+  them over P_z ranks instead, every group of P_z holding a whole copy (``Layout.zero_group``), the
   experts over the expert-DP group divided by the P_d P_c / P_z replicas.
 * activations: TRAIN keeps the faithful per-layer bytes
   (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
@@ -69,7 +71,14 @@ from rlmcost.blocks.params import params_ffn_free_delta
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
-from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
+from rlmcost.parallel.breakdown import (
+    DataShare,
+    MemoryBreakdown,
+    Mode,
+    StageParams,
+    data_share,
+    unquantized_extra_bytes,
+)
 from rlmcost.parallel.framework_memory import (
     check_op_sac,
     check_pp_gathered,
@@ -284,9 +293,12 @@ def memory_per_stage(
             if train:  # F.cross_entropy(logits.float()), eager or compiled (framework_memory)
                 x = workload.activation_dtype.bytes
                 logits = loss_bytes(layout, positions, vocab_per_rank, x) or logits
+        kept = workload.unquantized_dtype  # an FP8 engine's 16-bit parts (breakdown)
+        extra = unquantized_extra_bytes(arch, layout.tp, stage, w_dtype.bytes,
+                                        None if kept is None else kept.bytes)  # fmt: skip
         out.append(
             MemoryBreakdown(
-                weights=dense.weights + expert.weights,
+                weights=dense.weights + expert.weights + (extra if mode is Mode.GENERATE else 0),
                 gradients=dense.gradients + expert.gradients,
                 optimizer=dense.optimizer + expert.optimizer,
                 activations=act,

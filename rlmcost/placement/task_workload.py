@@ -25,12 +25,13 @@ def _with(wl: Workload, **update: Any) -> Workload:
 def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
                   grads: Dtype | None = None) -> Workload:  # fmt: skip
     """The workload ``task`` runs with on group ``group``
-    (:meth:`~rlmcost.placement.group_own.GroupTasks.workload`): generation in its engine's
-    weight dtype, the Gated DeltaNet state in the engine's dtype and sliding layers at their
-    window where the engine keeps them so; training with its parameters stored in ``stored``
+    (:meth:`~rlmcost.placement.group_own.GroupTasks.workload`): generation in its engine's weight
+    dtype (an FP8 engine its embedding, head, norms and routers in the model's 16-bit one:
+    ``unquantized_dtype``), the Gated DeltaNet state in the engine's dtype and sliding layers at
+    their window where the engine keeps them so; training with its parameters stored in ``stored``
     (the trainer's ``param_dtype``; None: the workload's) and its gradients in ``grads``
-    (Megatron-core's fp32 buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored
-    dtype); the paper's idealized iteration and every other task the query's workload."""
+    (Megatron-core's fp32 buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); the
+    paper's idealized iteration and every other task the query's workload."""
     wl = setup.workload
     if setup.deployment.ideal:
         return wl
@@ -40,6 +41,8 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
         update: dict[str, Any] = {}
         if dtype != wl.weight_dtype:
             update.update(weight_dtype=dtype, compute_dtype=dtype)
+        if dtype is Dtype.FP8 and wl.weight_dtype.bytes == 2:  # its 16-bit parts (breakdown)
+            update["unquantized_dtype"] = wl.weight_dtype
         # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
         # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
         arch = setup.arch(task.role)

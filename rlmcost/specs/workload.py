@@ -51,6 +51,13 @@ class Workload(Checked):
         "layers' slots sized at swa_full_tokens_ratio 0.8 of the full layers' per token "
         "(rlmcost.deployment.engine_kv)",
     )
+    unquantized_dtype: Dtype | None = Field(
+        default=None,
+        description="generation: the dtype an FP8 engine keeps its embedding, LM head, norms "
+        "and MoE routers in (the model's 16-bit; vLLM and SGLang quantize Linear layers and "
+        "experts only: rlmcost.parallel.breakdown.unquantized_params); None: all in "
+        "weight_dtype",
+    )
     param_dtype: Dtype | None = Field(
         default=None,
         description="what a trainer stores its parameters and gradients in (None: "
