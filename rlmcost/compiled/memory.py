@@ -66,23 +66,13 @@ class Dtypes:
         """The dtypes of a ``specs.Workload`` (or any object with its dtype fields)."""
         if workload is None:
             return _DEFAULT
-        param = getattr(workload, "param_dtype", None)
-        state = getattr(workload, "state_dtype", None)
-        grad = getattr(workload, "grad_dtype", None)
-        kept = getattr(workload, "unquantized_dtype", None)  # an FP8 engine's 16-bit parts
-        return cls(
-            workload.weight_dtype.bytes,
-            workload.activation_dtype.bytes,
-            workload.kv_dtype.bytes,
-            workload.logits_dtype.bytes,
-            workload.compute_dtype,
-            None if param is None else param.bytes,
-            None if state is None else state.bytes,
-            bool(getattr(workload, "kv_window", False)),
-            None if grad is None else grad.bytes,
-            bool(getattr(workload, "kv_swa_pool", False)),
-            None if kept is None else kept.bytes,
-        )
+        param, state, grad, kept = (None if (d := getattr(workload, n, None)) is None else d.bytes
+                                    for n in ("param_dtype", "state_dtype", "grad_dtype",
+                                              "unquantized_dtype"))  # fmt: skip
+        return cls(workload.weight_dtype.bytes, workload.activation_dtype.bytes,
+                   workload.kv_dtype.bytes, workload.logits_dtype.bytes, workload.compute_dtype,
+                   param, state, bool(getattr(workload, "kv_window", False)), grad,
+                   bool(getattr(workload, "kv_swa_pool", False)), kept)  # fmt: skip
 
 
 _DEFAULT = Dtypes()
