@@ -406,3 +406,21 @@ def test_folder_idioms_resolve_as_bash_does(tmp_path) -> None:
     top = str(root.resolve())
     assert launch.words[:4] == [f"a={here}", f"b={top}", f"c={top}", f"d={here}"]
     assert "is set from $(cd ../.. && pwd)" in launch.unresolved[4].why
+
+
+def test_a_verl_ascend_script_says_it_is_priced_on_other_hardware(tmp_path) -> None:
+    # verl's Ascend examples (examples/grpo_trainer/*_npu.sh @b178a3cd5) name no device key:
+    # verl/utils/device.py picks the NPU itself; their file names and HCCL_ / ASCEND_ variables
+    # say so, and rlmcost (no Ascend accelerator) notes the hardware it prices them on
+    text = (SCRIPTS / "verl_qwen2-7b_grpo-lora_1_h100.sh").read_text()
+    named = tmp_path / "run_qwen2_5_7b_grpo_npu.sh"
+    named.write_text(text)
+    q = import_verl_script(named, [], [], None, "h100")
+    assert any("written for Ascend NPUs (its name;" in n and "on h100" in n for n in q.notes)
+    hccl = tmp_path / "run_qwen3_8b.sh"
+    hccl.write_text("export HCCL_CONNECT_TIMEOUT=1500\n" + text)
+    q = import_verl_script(hccl, [], [], None, None)
+    assert any("(HCCL_CONNECT_TIMEOUT;" in n for n in q.notes)
+    plain = import_verl_script(SCRIPTS / "verl_qwen2-7b_grpo-lora_1_h100.sh", [], [], None,
+                               "h100")  # fmt: skip
+    assert not any("Ascend" in n for n in plain.notes)

@@ -145,8 +145,32 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
         return _split(launch, config, overrides, notes, (verl_version, hardware))
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
                             overrides, verl_version, hardware)  # fmt: skip
-    q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
+    q.notes[:0] = [*launch.notes, *notes, *_kept(launch), *_ascend(launch, hardware)]
     return q
+
+
+_NPU_NAME = re.compile(r"(?:^|[_.-])npu(?:[_.-]|$)", re.IGNORECASE)
+_NPU_VARS = re.compile(r"\b(?:ASCEND|HCCL)_[A-Z_]+")
+
+
+def _ascend(launch: Launch, hardware: str | None) -> list[str]:
+    """A note where the script is one of verl's Ascend NPU examples (verl's ``*_npu.sh``
+    convention, or Ascend's ``ASCEND_*`` / HCCL's ``HCCL_*`` variables in it: verl picks the
+    device itself, ``verl/utils/device.py`` ``is_npu_available``, so no key says so): rlmcost
+    has no Ascend accelerator and prices the run on ``hardware`` (None: its default)."""
+    from rlmcost.algorithms.options import DEFAULT_HARDWARE
+
+    try:
+        found = sorted(set(_NPU_VARS.findall(launch.script.read_text(errors="replace"))))
+    except OSError:
+        found = []
+    why = (["its name"] if _NPU_NAME.search(launch.script.stem) else []) + found[:3]
+    if not why:
+        return []
+    return [f"script {launch.script.name} is written for Ascend NPUs ({', '.join(why)}; verl "
+            "runs them through torch_npu and vllm-ascend): rlmcost has no Ascend accelerator "
+            f"and prices the run on {hardware or DEFAULT_HARDWARE} (--hardware: the GPUs you "
+            "will run it on)"]
 
 
 def _split(launch: Launch, config: dict[str, Any], overrides: list[str], notes: list[str],
