@@ -209,7 +209,7 @@ def test_nemo_rl_dpo_config_is_a_dpo_query(tmp_path):
 def test_imported_dpo_shows_no_engine_in_the_resolved_deployment(tmp_path, capsys):
     # DPO generates nothing (nemo_rl/algorithms/dpo.py): the resolved deployment's engine row
     # says so instead of the preset's vLLM settings, which no phase of the run uses
-    from rlmcost.cli.frameworks import _render_deployment
+    from rlmcost.cli._import_run import _render_deployment
 
     dep = {"train": {"tp": 1}, "engine": {"tp": 1, "gpu_memory_utilization": 0.6}}
     _render_deployment(dep, None, offline=True)

@@ -307,7 +307,8 @@ def engine_options(p: str) -> dict[str, Any]:
                     "logit; 0.17+ masks in place with Triton, 14 B) that comes out of the KV "
                     "pool, and the offline batch defaults (rlmcost.deployment.vllm_release). "
                     "Default: the framework's pin (NeMo RL v0.7 0.20.0, verl <=0.12.0); "
-                    "`rlmcost import verl --verl-version` sets it from verl's setup.py then.",
+                    "`rlmcost import verl --verl-version` sets it from verl's setup.py then, "
+                    "`rlmcost import nemo-rl --nemo-rl-version` from NeMo RL's pyproject.toml.",
                     rich_help_panel=p,
                 ),
             ],

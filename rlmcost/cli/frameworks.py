@@ -9,21 +9,16 @@ know are listed on stderr and ignored; settings rlmcost maps to the nearest are 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE
 from rlmcost.cli._app import App
-from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.cli._import_run import cell, run_import
+from rlmcost.cli._render import print_json, print_table
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import versioned
-
-if TYPE_CHECKING:
-    from typer.core import TyperGroup
 
 import_app = App(
     help="Import a framework's config: print the equivalent rlmcost query, the deployment it "
@@ -91,7 +86,7 @@ def import_verl_command(
     else:
         _no_env(env)
         q = import_verl(config, overrides or [], verl_version, hardware)
-    _run("verl", q, hardware, json_out)
+    run_import("verl", q, hardware, json_out)
 
 
 @import_app.command(
@@ -125,7 +120,7 @@ def import_openrlhf_command(
     else:
         _no_env(env)
         q = import_openrlhf_argv(argv, gpus)
-    _run("openrlhf", q, hardware, json_out)
+    run_import("openrlhf", q, hardware, json_out)
 
 
 @import_app.command("trl")
@@ -153,7 +148,8 @@ def import_trl_command(
     --config` and open-r1's recipes take), with the accelerate config of the launch."""
     from rlmcost.frameworks.trl import import_trl
 
-    _run("trl", import_trl(config, overrides or [], accelerate, trl_version), hardware, json_out)
+    q = import_trl(config, overrides or [], accelerate, trl_version)
+    run_import("trl", q, hardware, json_out)
 
 
 @import_app.command("nemo-rl")
@@ -161,6 +157,17 @@ def import_nemo_rl_command(
     config: Annotated[str, typer.Argument(help="NeMo RL GRPO config YAML.")],
     overrides: Overrides = None,
     prompt_len: Annotated[int | None, NEMO_RL_PROMPT_LEN] = None,
+    nemo_rl_version: Annotated[
+        str | None,
+        typer.Option(
+            help="The NeMo RL release you run, X.Y[.Z] (0.5, v0.6.0): sets --vllm-version to "
+            "the vLLM its pyproject.toml pins (v0.3 0.9.0, v0.4 0.10.0, v0.5 0.11.2, v0.6 "
+            "0.17.1, v0.7 0.20.0), which sizes the engine's start-up profile (vLLM < 0.17 "
+            "sorts the vocabulary, 38 B a logit; 0.17+ 14 B) and so its KV pool; v0.1-v0.2 "
+            "pin a vLLM rlmcost does not model (a note); another release is an error. "
+            "Default: NeMo RL v0.7's vLLM 0.20.0."
+        ),
+    ] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
@@ -168,7 +175,8 @@ def import_nemo_rl_command(
     key=value overrides."""
     from rlmcost.frameworks.nemo_rl import import_nemo_rl
 
-    _run("nemo-rl", import_nemo_rl(config, overrides or [], prompt_len), hardware, json_out)
+    q = import_nemo_rl(config, overrides or [], prompt_len, nemo_rl_version)
+    run_import("nemo-rl", q, hardware, json_out)
 
 
 @import_app.command(
@@ -214,7 +222,7 @@ def import_slime_command(
             else import_slime(argv, model, prompt_len)  # fmt: skip
     except SpecError as exc:
         raise SpecError(str(exc).replace("import slime", f"import {name}")) from None
-    _run(name, q, hardware, json_out)
+    run_import(name, q, hardware, json_out)
 
 
 import_app.command(
@@ -238,79 +246,6 @@ def _script(argv: list[str], entries: tuple[str, ...]) -> bool:
 def _no_env(env: list[str] | None) -> None:
     if env:
         raise SpecError("--env sets a launch script's variables; give the script (.sh) first")
-
-
-def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
-    """Print the query, conversions and deployment; the estimate is the query's command
-    (``framework``: the subcommand of `rlmcost import`)."""
-    q.set("--hardware", hardware)  # the query states each option once (ImportedQuery.set)
-    argv = q.argv()
-    for line in q.notes:
-        note(f"note: {line}")
-    if q.ignored:
-        keys = [k + (f" (did you mean {q.near[k]}?)" if k in q.near else "") for k in q.ignored]
-        note(f"warning: ignored {len(q.ignored)} key(s) rlmcost does not read: "
-             f"{', '.join(keys)}")  # fmt: skip
-    estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
-    query = q.to_json()
-    if json_out:
-        body = {"query": query, "deployment": estimate.get("deployment"), "estimate": estimate}
-        print_json(versioned(f"import {framework}", body, run=estimate["run"]))
-        return
-    print(f"equivalent query:\n  {query['command']}\n")
-    print_table(
-        f"{q.framework} batch knobs and settings converted",
-        ["given", "flag", "value", "units and conversion"],
-        [(c.given, c.flag, str(c.value), c.how) for c in q.conversions],
-    )
-    _render_deployment(estimate.get("deployment") or {}, estimate.get("groups"),
-                       bool(estimate.get("offline")))  # fmt: skip
-    _algorithm_command(q.algorithm, argv, capture=False)
-
-
-def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
-    """Run `rlmcost ALGORITHM ARGV` in this process (its errors propagate as one line)."""
-    import typer.main
-
-    from rlmcost.cli import app
-
-    group = cast("TyperGroup", typer.main.get_command(app))  # the app has subcommands
-    cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]  # no context needed
-    assert cmd is not None  # the importers name one of the app's algorithm commands
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf) if capture else contextlib.nullcontext():
-        cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
-    return buf.getvalue()
-
-
-def _render_deployment(dep: dict[str, Any], groups: Any, offline: bool) -> None:
-    train, engine = dep.get("train", {}), dep.get("engine", {})
-    rows = [
-        ("trainer", ", ".join(f"{k}={_v(train.get(k))}" for k in
-                              ("tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
-                               "max_tokens_per_gpu", "offload"))),
-        ("engine", "- (offline: nothing generated)" if offline else ", ".join(
-            f"{k}={_v(engine.get(k))}" for k in ("tp", "pp", "gpu_memory_utilization",
-            "max_num_seqs", "sleep") + (("dp_attention",) if engine.get("dp_attention", 1) > 1
-                                        else ()))),
-        ("lora", _v(dep.get("lora"))),
-        ("idle models in host memory", _v(dep.get("offload_idle"))),
-        ("model load at start-up", _v(dep.get("init_load"))),
-        ("logits", _v(dep.get("logits"))),
-    ]  # fmt: skip
-    if groups:
-        rows.append(("groups", ", ".join(f"{g['name']}={g['gpus']}" for g in groups)))
-    print_table("Deployment resolved", ["", "setting"], rows)
-
-
-def _v(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value) or "none"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_v(v)}" for k, v in value.items())
-    return str(value)
 
 
 def frameworks_command(
@@ -342,7 +277,7 @@ def frameworks_command(
                     f"(--no-sized-defaults: the table above): {s.example}",
                     s.defaults, _placement_row(s.placement)) for s in p.sized]  # fmt: skip
         for title, defaults, extra in tables:
-            rows = [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),
+            rows = [(d.field, cell(list(d.value) if isinstance(d.value, tuple) else d.value),
                      d.flag, d.source) for d in defaults]  # fmt: skip
             caption = extra if isinstance(extra, str) else ""
             if not isinstance(extra, str):

@@ -29,6 +29,7 @@ from rlmcost.frameworks.nemo_rl_dpo import DPO_IGNORED, dpo_workload, is_dpo
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
+from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
@@ -66,10 +67,16 @@ IGNORED = (
 
 
 def import_nemo_rl(
-    path: str | Path, overrides: list[str] | None = None, prompt_len: int | None = None
+    path: str | Path,
+    overrides: list[str] | None = None,
+    prompt_len: int | None = None,
+    release: str | None = None,
 ) -> ImportedQuery:
     """The rlmcost query of a NeMo RL GRPO config (or a DPO one: an ``rlmcost dpo`` query,
-    :mod:`rlmcost.frameworks.nemo_rl_dpo`); ``prompt_len`` splits the total length."""
+    :mod:`rlmcost.frameworks.nemo_rl_dpo`); ``prompt_len`` splits the total length;
+    ``release``: the NeMo RL release it runs on (``0.5``), whose vLLM pin the engine runs
+    (:func:`~rlmcost.frameworks.nemo_rl_vllm.release_vllm`)."""
+    release = None if release is None else nemo_rl_release(release)  # refused before reading
     where = f"NeMo RL config {Path(path).name}"
     data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
     r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
@@ -83,6 +90,8 @@ def import_nemo_rl(
     if is_dpo(r):  # examples/configs/dpo.yaml and its recipes (nemo_rl_dpo)
         dpo_workload(r, q, prompt_len)
         _layout(r, q, pairs=True)
+        if release is not None:
+            q.note(f"NeMo RL v{release}: DPO generates nothing, so its vLLM pin prices nothing")
         q.ignored, q.near = r.unread(IGNORED + DPO_IGNORED), r.near_misses(IGNORED + DPO_IGNORED)
         return q
     q.algorithm = "rlvr"
@@ -94,6 +103,11 @@ def import_nemo_rl(
     import_engine(r, q)
     environment_workers(r, q)
     _async(r, q)
+    if release is not None and dict(q.flags).get("--engine") == "megatron":
+        q.note(f"NeMo RL v{release}: the Megatron-core engine generates, so its vLLM pin "
+               "prices nothing")  # fmt: skip
+    elif release is not None:
+        release_vllm(q, release)
     q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q
 

@@ -26,6 +26,9 @@ Also the ``vllm_cfg`` switches the importer reads (:func:`engine_switches`).
 
 from __future__ import annotations
 
+import re
+
+from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
 
@@ -71,6 +74,21 @@ def engine_switches(r: Reader, q: ImportedQuery, v: str) -> None:
     if r.raw(f"{v}.enable_prefix_caching") is not None:
         caching = r.flag(f"{v}.enable_prefix_caching", True)
         q.set("--prefix-caching" if caching else "--no-prefix-caching")
+
+
+def nemo_rl_release(text: str) -> str:
+    """``--nemo-rl-version``: the NeMo RL release ``X.Y[.Z]`` (a leading ``v`` dropped), one
+    whose vLLM pin rlmcost knows (:data:`~rlmcost.deployment.vllm_release.NEMO_RL_VLLM`);
+    another, or another form, is an error that lists them."""
+    from rlmcost.deployment.vllm_release import NEMO_RL_VLLM
+
+    known = ", ".join(f"{a}.{b} (vLLM {pin})" for (a, b), pin in sorted(NEMO_RL_VLLM.items()))
+    m = re.fullmatch(r"v?((\d+)\.(\d+)(?:\.\d+)?)", str(text).strip())
+    if m is None or (int(m[2]), int(m[3])) not in NEMO_RL_VLLM:
+        what = "is not a release rlmcost knows" if m else "is not X.Y or X.Y.Z (e.g. 0.5)"
+        raise SpecError(f"NeMo RL release {text!r} {what}: give one of {known}, or leave "
+                        "--nemo-rl-version out (NeMo RL v0.7's vLLM 0.20.0)")
+    return m[1]
 
 
 def release_vllm(q: ImportedQuery, release: str) -> None:
