@@ -92,3 +92,25 @@ def test_bad_fractions_and_spans_are_refused() -> None:
         sglang_pool_bytes(1.5, 80 * GIB, GIB)
     with pytest.raises(SpecError, match="GPU"):
         total_gpu_bytes(80 * GIB, 512 * MIB, 0)
+
+
+def _fixed(args: list[str]) -> set[int]:
+    """Each timeline entry's device view less its reserved view: the CUDA context and the
+    communicators (rlmcost.reports.timeline)."""
+    result = runner.invoke(app, [*args, "--timeline", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout[result.stdout.index("{") :])
+    return {e["device_bytes"] - e["reserved_bytes"]
+            for t in out["memory_timeline"] for e in t["entries"]}  # fmt: skip
+
+
+def test_sglangs_process_group_is_the_devices_communicators_once() -> None:
+    """The 2 GiB SGLang's ``init_torch_distributed`` takes on a replica of several GPUs (PR
+    11716's log) is both what its pool leaves out of ``total_gpu_memory`` and the device's
+    communicators: context 512 MiB + 2 GiB, not + the generic 512 MiB as well. A TP 1 replica
+    sets up no process group (PR 11032): the 8-GPU group keeps the trainer's 512 MiB; vLLM's
+    TP 2 replica keeps the generic 512 MiB (rlmcost.deployment.overhead.COMMUNICATOR_BYTES)."""
+    assert _fixed([*ARGS, "-T", "1024", "--rollout-tp", "2"]) == {512 * MIB + 2 * GIB}
+    assert _fixed([*ARGS, "-T", "1024", "--rollout-tp", "1"]) == {512 * MIB + 512 * MIB}
+    vllm = [*ARGS[:-1], "vllm", "-T", "1024", "--rollout-tp", "2"]
+    assert _fixed(vllm) == {512 * MIB + 512 * MIB}

@@ -4,7 +4,8 @@ Each function returns exact bytes per device and cites where its numbers come fr
 
 * :func:`logits_peak_bytes`: the log-prob computation over the whole vocabulary;
 * :func:`lora_params`: the adapters' parameter count;
-* :func:`overhead_bytes`: CUDA context, communicator buffers and allocator slack;
+* :func:`overhead_bytes`: CUDA context, communicator buffers (:func:`communicator_bytes`) and
+  allocator slack;
 * :func:`kv_pool_bytes`, :func:`engine_slots` and :func:`pool_tokens`: the inference engine's
   KV-cache pool from its memory reservation, the sequences it holds at full length, and its
   tokens in whole blocks;
@@ -16,6 +17,7 @@ from __future__ import annotations
 from math import ceil, floor
 
 from rlmcost.choices import Dtype
+from rlmcost.deployment.sglang_pool import dist_init_bytes
 from rlmcost.deployment.spec import LogitsMode, LoraSpec, Overhead
 
 LOGITS_FORWARD_BYTES = {"model": 1, "fp32": 2}
@@ -110,11 +112,30 @@ def lora_params(
     return layers * per_layer
 
 
+def communicator_bytes(gpus: int, overhead: Overhead, sglang_gpus: int = 0) -> int:
+    """The communicators' bytes on each device of a group of ``gpus``: on the GPUs of an SGLang
+    replica of ``sglang_gpus`` > 1 GPUs, what SGLang's ``init_torch_distributed`` takes
+    (:func:`~rlmcost.deployment.sglang_pool.dist_init_bytes`, 2 GiB: the NCCL communicators
+    and custom all-reduce buffers of its process group), the figure its pool leaves out of
+    ``total_gpu_memory`` and so the one the device carries, once; else
+    ``overhead.communicator_bytes`` on a group of several GPUs, 0 on one.
+
+    >>> from rlmcost.deployment.spec import Overhead
+    >>> [communicator_bytes(8, Overhead(), n) // 2**20 for n in (0, 1, 8)]
+    [512, 512, 2048]
+    """
+    if sglang_gpus > 1:
+        return dist_init_bytes(sglang_gpus)
+    return overhead.communicator_bytes if gpus > 1 else 0
+
+
 def overhead_bytes(
-    allocated_bytes: int, gpus: int, overhead: Overhead, switches: bool = False
-) -> int:
+    allocated_bytes: int, gpus: int, overhead: Overhead, switches: bool = False,
+    sglang_gpus: int = 0,
+) -> int:  # fmt: skip
     """Device bytes outside the model's tensors: the CUDA context, the communicator buffers
-    when the group has more than one GPU, and the allocator's slack over the allocated peak,
+    (:func:`communicator_bytes`: SGLang's process group on the GPUs of an SGLang replica of
+    ``sglang_gpus`` > 1 GPUs) and the allocator's slack over the allocated peak,
     larger on GPUs that ``switches`` between generation and training unless expandable
     segments are on (:meth:`~rlmcost.deployment.spec.Overhead.allocator_slack_for`; sources on
     the :class:`~rlmcost.deployment.spec.Overhead` defaults).
@@ -123,7 +144,7 @@ def overhead_bytes(
     >>> overhead_bytes(10**9, 1, Overhead(cuda_context_bytes=0), switches=True)
     100000000
     """
-    fixed = overhead.cuda_context_bytes + (overhead.communicator_bytes if gpus > 1 else 0)
+    fixed = overhead.cuda_context_bytes + communicator_bytes(gpus, overhead, sglang_gpus)
     return fixed + ceil(allocated_bytes * overhead.allocator_slack_for(switches))
 
 

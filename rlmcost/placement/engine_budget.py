@@ -74,9 +74,9 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     if g.engine.kind is EngineKind.MEGATRON:  # a pool of buffer_size_gb (megatron_engine)
         return one, kv_buffer_bytes(g.engine.kv_buffer_gib)
     if g.engine.kind is EngineKind.SGLANG:  # mem_fraction_static x free memory - weights
-        layout = g.layouts[task.index]
+        # the process group's set-up: the device's communicators too (terms.communicator_bytes)
         total = total_gpu_bytes(g.s.capacity_bytes, g.s.deployment.overhead.cuda_context_bytes,
-                                layout.tp * layout.pp)  # fmt: skip
+                                g.sglang_gpus)  # fmt: skip
         return one, sglang_pool_bytes(g.engine_fraction, total, one.weights)
     if g.engine.kind is not EngineKind.VLLM:
         workspace = one.activations + one.logits + one.buffers

@@ -65,6 +65,18 @@ class GroupEngine(GroupOffload):
         return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
 
     @kept_property
+    def sglang_gpus(self) -> int:
+        """The GPUs of one replica of the group's SGLang engine (TP x PP: the process group
+        ``init_torch_distributed`` sets up); 0 where the group runs no SGLang engine. Its
+        communicators are the device's (:func:`~rlmcost.deployment.terms.communicator_bytes`)
+        and what SGLang's pool leaves out (:mod:`rlmcost.placement.engine_budget`)."""
+        task = self.engine_task
+        if task is None or self.engine.kind is not EngineKind.SGLANG:
+            return 0
+        layout = self.layouts[task.index]
+        return layout.tp * layout.pp
+
+    @kept_property
     def engine_weights(self) -> int:
         """The engine's own weights per device: none for a Megatron engine that serves the
         trainer's weights in their layout (:mod:`rlmcost.deployment.megatron_engine`)."""

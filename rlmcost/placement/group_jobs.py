@@ -383,6 +383,7 @@ def estimate(g: GroupModel) -> GroupEstimate:
         {j.task.index: g.host_bytes(j.task) for j in jobs}, g.s.hardware.name, init,
         verifier_states(g), tuple((j.phase, *g.kept[("over budget", j.task.index)])
                                   for j in jobs if ("over budget", j.task.index) in g.kept),
+        g.sglang_gpus,
     )  # fmt: skip
 
 

@@ -233,7 +233,7 @@ class GroupMemory(GroupEngine):
         terms[_ENGINE] += workspace + gathered
         pool += workspace
         terms[_OVERHEAD] = overhead_bytes(sum(terms) - pool, self.gpus, dep.overhead,
-                                          self.switching_at(task))  # fmt: skip
+                                          self.switching_at(task), self.sglang_gpus)  # fmt: skip
         return breakdown(terms)
 
     def _beside(self, task: Task) -> tuple[tuple[int, int, int], bool, tuple[int, ...]]:

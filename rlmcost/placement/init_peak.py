@@ -119,33 +119,38 @@ def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
                             gradients=memory.gradients - top.gradients)  # fmt: skip
     peak = InitPeak(memory, pool, load, dtypes.get(load.role or "", ""))
     kinds = [t.kind for t in g.tasks]
-    problem = init_problem(g.group.name, peak, g.gpus, kinds, d, g.s.capacity_bytes)
+    problem = init_problem(g.group.name, peak, g.gpus, kinds, d, g.s.capacity_bytes,
+                           g.sglang_gpus)  # fmt: skip
     if problem is not None:
         g.problems.append(problem)
     return peak
 
 
-def device_bytes(peak: InitPeak, gpus: int, kinds: Sequence[Kind], deployment: Deployment) -> int:
+def device_bytes(
+    peak: InitPeak, gpus: int, kinds: Sequence[Kind], deployment: Deployment, sglang_gpus: int = 0
+) -> int:
     """The ``nvidia-smi`` view of ``peak``: allocated + the allocator's slack on all but the
-    engine's pool + the CUDA context and communicator buffers (the allocated total under the
-    ideal deployment)."""
+    engine's pool + the CUDA context and communicator buffers (SGLang's process group on the
+    GPUs of an SGLang replica of ``sglang_gpus`` > 1: :func:`~rlmcost.deployment.terms.
+    communicator_bytes`; the allocated total under the ideal deployment)."""
     total = peak.memory.total
     if deployment.ideal:
         return total
     moves = switches(kinds)
-    return total + overhead_bytes(total - peak.pool, gpus, deployment.overhead, moves)
+    return total + overhead_bytes(total - peak.pool, gpus, deployment.overhead, moves,
+                                  sglang_gpus)  # fmt: skip
 
 
 def init_problem(
     name: str, peak: InitPeak, gpus: int, kinds: Sequence[Kind], deployment: Deployment,
-    capacity_bytes: int,
+    capacity_bytes: int, sglang_gpus: int = 0,
 ) -> str | None:  # fmt: skip
     """"does not fit at init: ..." with a one-line hint, when the start-up load of a model
     held whole on the device exceeds ``capacity_bytes``; None otherwise (and for a load that
     holds nothing whole on the device: the steady state's verdict covers it)."""
     if not peak.load.device_extra_bytes:
         return None
-    need = device_bytes(peak, gpus, kinds, deployment)
+    need = device_bytes(peak, gpus, kinds, deployment, sglang_gpus)
     if need <= capacity_bytes:
         return None
     return (

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Overhead
+from rlmcost.deployment.terms import communicator_bytes
 from rlmcost.memo import Hashed, by_identities, per_instance, table
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup, engine_for
@@ -151,9 +152,7 @@ def _group_fraction(g: GroupEstimate, overhead_key: Hashed) -> float | None:
             j.own.total
         )
         others = j.memory.total - j.memory.overhead - engine
-        fixed = overhead.cuda_context_bytes + (
-            overhead.communicator_bytes if g.gpus > 1 else 0
-        )
+        fixed = overhead.cuda_context_bytes + communicator_bytes(g.gpus, overhead, g.sglang_gpus)
         # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
         slack = overhead.allocator_slack_for(switches(x.task.kind for x in g.jobs))
         limits.append((cap - fixed - others * (1 + slack)) / cap)

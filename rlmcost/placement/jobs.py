@@ -187,6 +187,7 @@ class GroupEstimate:
     init: InitPeak | None = None  # start-up memory per device (placement.init_peak)
     verifier: MemoryBreakdown | None = None  # states held while a CPU verifier runs (group_idle)
     over_budget: tuple[tuple[str, int, int, int], ...] = ()  # phase, budget, per GPU, tokens
+    sglang_gpus: int = 0  # one SGLang replica's GPUs (GroupEngine.sglang_gpus): communicators
 
     @cached_property
     def host_peak_bytes_per_device(self) -> int:

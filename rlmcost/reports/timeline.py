@@ -151,11 +151,11 @@ class GroupTimeline:
         }
 
 
-def _fixed_bytes(deployment: Deployment, gpus: int) -> int:
+def _fixed_bytes(deployment: Deployment, g: GroupEstimate) -> int:
     """CUDA context + communicator buffers per device (0 under the ideal deployment)."""
     if deployment.ideal:
         return 0
-    return overhead_bytes(0, gpus, deployment.overhead)
+    return overhead_bytes(0, g.gpus, deployment.overhead, sglang_gpus=g.sglang_gpus)
 
 
 def _at_rest(
@@ -168,9 +168,10 @@ def _at_rest(
     if deployment.ideal:
         return Entry(phase, what, memory, memory.total, memory.total)
     moves = switches(j.task.kind for j in g.jobs)
-    overhead = overhead_bytes(memory.total - pool, g.gpus, deployment.overhead, moves)
+    overhead = overhead_bytes(memory.total - pool, g.gpus, deployment.overhead, moves,
+                              g.sglang_gpus)  # fmt: skip
     device = memory.total + overhead
-    return Entry(phase, what, memory, device - _fixed_bytes(deployment, g.gpus), device)
+    return Entry(phase, what, memory, device - _fixed_bytes(deployment, g), device)
 
 
 def _schedule(estimate: PlacementEstimate) -> dict[tuple[str, int], tuple[float, float]]:
@@ -213,7 +214,7 @@ def group_timeline(
             deployment,
         ),
     ]
-    fixed = _fixed_bytes(deployment, g.gpus)
+    fixed = _fixed_bytes(deployment, g)
     for i, job in enumerate(g.jobs):
         m = job.memory
         start, end = when.get((g.name, i), (None, None))
