@@ -66,13 +66,18 @@ class Dtypes:
         """The dtypes of a ``specs.Workload`` (or any object with its dtype fields)."""
         if workload is None:
             return _DEFAULT
-        param, state, grad, kept = (None if (d := getattr(workload, n, None)) is None else d.bytes
-                                    for n in ("param_dtype", "state_dtype", "grad_dtype",
-                                              "unquantized_dtype"))  # fmt: skip
         return cls(workload.weight_dtype.bytes, workload.activation_dtype.bytes,
                    workload.kv_dtype.bytes, workload.logits_dtype.bytes, workload.compute_dtype,
-                   param, state, bool(getattr(workload, "kv_window", False)), grad,
-                   bool(getattr(workload, "kv_swa_pool", False)), kept)  # fmt: skip
+                   _nbytes(workload, "param_dtype"), _nbytes(workload, "state_dtype"),
+                   bool(getattr(workload, "kv_window", False)), _nbytes(workload, "grad_dtype"),
+                   bool(getattr(workload, "kv_swa_pool", False)),
+                   _nbytes(workload, "unquantized_dtype"))  # fmt: skip
+
+
+def _nbytes(workload: Any, name: str) -> int | None:
+    """The bytes of ``workload``'s optional dtype ``name`` (None: unset)."""
+    d = getattr(workload, name, None)
+    return None if d is None else d.bytes
 
 
 _DEFAULT = Dtypes()
