@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rlmcost.errors import SpecError
 
@@ -113,6 +114,7 @@ def framework_vllm(framework: str | None) -> str:
     return FRAMEWORK_VLLM.get(str(framework).lower(), FRAMEWORK_VLLM["nemo-rl"])
 
 
+@lru_cache(maxsize=64)  # per engine budget: a query has one or two
 def vllm_release(version: str | None, framework: str | None = None) -> VllmRelease:
     """What rlmcost prices for vLLM ``version`` (None: ``framework``'s pin,
     :func:`framework_vllm`), module doc.
