@@ -41,7 +41,10 @@ def _valid(arch, layout) -> bool:
     dtypes=st.sampled_from([Workload(), Workload(weight_dtype=Dtype.FP32,
                                                  activation_dtype=Dtype.FP32, kv_dtype=Dtype.FP8),
                             Workload(weight_dtype=Dtype.FP8, compute_dtype=Dtype.FP8,
-                                     unquantized_dtype=Dtype.BF16)]),  # an FP8 engine's
+                                     unquantized_dtype=Dtype.BF16),  # an FP8 engine's
+                            # an engine's FP8 KV cache: conv state bf16, recurrent fp32
+                            Workload(kv_dtype=Dtype.FP8, conv_dtype=Dtype.BF16,
+                                     state_dtype=Dtype.FP32)]),
     fused_glu=st.booleans(),
 )  # fmt: skip
 def test_twin_equals_the_symbolic_model_component_by_component(

@@ -54,6 +54,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_tp",
     "rollout_pp", "rollout_ep",
     "rollout_dtype",
+    "kv_cache_dtype",
     "enforce_eager",
     "prefix_caching",
     "max_num_seqs",

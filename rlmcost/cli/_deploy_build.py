@@ -185,6 +185,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["prefix_caching"] = bool(opts["prefix_caching"])
     if opts.get("rollout_dtype") is not None:
         engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
+    if opts.get("kv_cache_dtype") is not None:
+        engine["kv_cache_dtype"] = str(opts["kv_cache_dtype"]).strip().lower()
     if opts.get("max_num_seqs") is not None:  # 0: the engine's own, over a preset's
         engine["max_num_seqs"] = opts["max_num_seqs"] or None
     if opts.get("context_length") is not None:
@@ -248,7 +250,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
 GENERATION_FLAGS = {
     "engine": "--engine", "gpu_memory_utilization": "--gpu-memory-utilization",
     "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp", "rollout_ep": "--rollout-ep",
-    "rollout_dtype": "--rollout-dtype", "enforce_eager": "--enforce-eager/--cuda-graphs",
+    "rollout_dtype": "--rollout-dtype", "kv_cache_dtype": "--kv-cache-dtype",
+    "enforce_eager": "--enforce-eager/--cuda-graphs",
     "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
     "context_length": "--context-length", "schedule_policy": "--schedule-policy",

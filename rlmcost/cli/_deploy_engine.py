@@ -102,6 +102,22 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "kv_cache_dtype": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="What the engine's KV cache stores keys and values in: auto (the "
+                    "model's dtype), bf16, fp16 or fp8 (vLLM --kv-cache-dtype fp8 / fp8_e4m3 / "
+                    "fp8_e5m2, SGLang --kv-cache-dtype fp8_e4m3: one byte an element, so twice "
+                    "the pool's tokens and half the decode's KV reads; linear-attention states "
+                    "keep their dtypes). NeMo RL vllm_cfg.kv_cache_dtype, slime "
+                    "--sglang-kv-cache-dtype, verl engine_kwargs: `rlmcost import` reads them. "
+                    "Default: auto; no framework preset sets it.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "max_num_seqs": (
             Annotated[
                 int | None,

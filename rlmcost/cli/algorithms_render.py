@@ -88,7 +88,7 @@ def _memory_caption(e: Any) -> str:
     d = e.deployment
     w = e.workload
     text = (
-        f"trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; "
+        f"trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{kv_words(e)}; "
         "buffers: "
         "ZeRO-3 gathers and, beside an engine, the weights in flight while it is refitted "
         "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer). "
@@ -307,11 +307,22 @@ def _compare_caption(e: Any) -> str:
     )
 
 
+def kv_words(e: Any) -> str:
+    """The KV cache's dtype in words: the workload's, and the engines' own where a deployed
+    engine keeps its cache in another (``EngineSpec.kv_cache_dtype``)."""
+    w, d = e.workload, e.deployment
+    own = set()
+    if d is not None and not d.ideal:
+        engines = [d.engine, *(g.engine for g in d.groups or () if g.engine is not None)]
+        own = {str(x.kv_cache_dtype) for x in engines if x.kv_cache_dtype not in (None, w.kv_dtype)}
+    return f"{w.kv_dtype}" + (f" ({'/'.join(sorted(own))} in the engines)" if own else "")
+
+
 def _dtypes(e: Any) -> str:
     """The dtypes the estimate was built with, in words (from its workload)."""
     w = e.workload
     return (
-        f"{_states(e)}, {w.activation_dtype} activations, {w.kv_dtype} KV, "
+        f"{_states(e)}, {w.activation_dtype} activations, {kv_words(e)} KV, "
         f"{w.logits_dtype} logits"
     )
 

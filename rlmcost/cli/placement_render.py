@@ -23,10 +23,10 @@ CAPTION = (
 def _caption(e: Any) -> str:
     """:data:`CAPTION` after the dtypes of ``e``'s deployment: its trainers' model states (the
     default NeMo RL preset stores fp32 weights and gradients, not bf16), activations, KV cache."""
-    from rlmcost.cli.algorithms_render import _states
+    from rlmcost.cli.algorithms_render import _states, kv_words
 
     w = e.workload
-    return (f"Trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; "
+    return (f"Trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{kv_words(e)}; "
             f"fp32 logits; " + CAPTION)  # fmt: skip
 
 

@@ -60,6 +60,7 @@ class Dtypes:
     grad: int | None = None  # a trainer's gradient buffer (Workload.grad_dtype; None: param)
     kv_swa_pool: bool = False  # SGLang's SWA pool (Workload.kv_swa_pool)
     unquantized: int | None = None  # an FP8 engine's 16-bit parts (Workload.unquantized_dtype)
+    conv: int | None = None  # a linear layer's conv state (Workload.conv_dtype; None: kv)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -71,7 +72,8 @@ class Dtypes:
                    _nbytes(workload, "param_dtype"), _nbytes(workload, "state_dtype"),
                    bool(getattr(workload, "kv_window", False)), _nbytes(workload, "grad_dtype"),
                    bool(getattr(workload, "kv_swa_pool", False)),
-                   _nbytes(workload, "unquantized_dtype"))  # fmt: skip
+                   _nbytes(workload, "unquantized_dtype"),
+                   _nbytes(workload, "conv_dtype"))  # fmt: skip
 
 
 def _nbytes(workload: Any, name: str) -> int | None:
@@ -339,10 +341,10 @@ def memory_per_stage(
             pos = (n - n_lin - n_sw - n_pool) * per_seq + n_sw * kept
             kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
             kv = -(-kv // att)  # a rank's share of the requests under DP attention
-            if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
+            if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 rec = _recurrent(a, tp)
-                kv += n_lin * per_shard * (
-                    rec * (dt.state or dt.kv) + (_linear_state(a, tp) - rec) * dt.kv)  # fmt: skip
+                kv += n_lin * per_shard * (rec * (dt.state or dt.kv)
+                                           + (_linear_state(a, tp) - rec) * (dt.conv or dt.kv))
         logits = 0
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens

@@ -54,6 +54,11 @@ HYBRID_ENGINE_GATHER_LAYERS = 8
 e468799f): "Granularity to bring in layers for TP sharding inside the hybrid engine"."""
 
 
+KV_CACHE_FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2")
+"""The FP8 KV-cache dtypes the engines take, one byte an element each (vLLM
+``CacheConfig.cache_dtype``: "fp8", "fp8_e4m3", "fp8_e5m2", vllm/config/cache.py; SGLang
+``--kv-cache-dtype``: "fp8_e4m3", "fp8_e5m2", python/sglang/srt/server_args.py)."""
+
 _SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
                 ("context_length", None, "sizes SGLang's request pool"),
                 ("dp_attention", 1, "is SGLang's data-parallel attention (--enable-dp-attention "
@@ -75,7 +80,8 @@ class EngineSpec(Checked):
     each refit, activations quantized dynamically per token, W8A8 GEMMs; vLLM docs,
     "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it; the
     embedding, LM head, norms and MoE routers stay 16-bit (``Workload.unquantized_dtype``). The KV
-    cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
+    cache keeps the workload's KV dtype unless ``kv_cache_dtype`` names the engine's own
+    (vLLM / SGLang ``kv_cache_dtype``), and the trainer sends its own dtype at refit.
     ``eager``: vLLM's ``enforce_eager`` (verl ``rollout.enforce_eager``, NeMo RL
     ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel
     from the host instead of replaying a captured CUDA graph, so a step lasts at least their
@@ -178,6 +184,13 @@ class EngineSpec(Checked):
         "(Megatron-core InferenceConfig.buffer_size_gb, NeMo RL "
         "mcore_generation_config.buffer_size_gb); None = NeMo RL's 10 "
         "(deployment.megatron_engine)"
+    )
+
+    kv_cache_dtype: Dtype | None = Field(
+        default=None, description="what the engine's KV cache stores keys and values in: "
+        "bf16, fp16 or fp8 (vLLM / SGLang --kv-cache-dtype fp8, fp8_e4m3, fp8_e5m2: one byte "
+        "an element, twice the pool's tokens); the recurrent and conv states of linear-"
+        "attention layers keep their own dtypes; None = 'auto', the model's dtype"
     )
 
     vllm_version: str | None = Field(
@@ -316,6 +329,30 @@ class EngineSpec(Checked):
             raise ValueError(f"prefix caching with engine {self.kind}: it generates in static "
                              "batches without a shared KV cache; --prefix-caching applies to "
                              "vllm and sglang")  # fmt: skip
+        return self
+
+    @field_validator("kv_cache_dtype", mode="before")
+    @classmethod
+    def _kv_cache_dtype(cls, v: object) -> object:
+        if v is None:
+            return v
+        name = str(getattr(v, "value", v)).strip().lower()
+        if name == "auto":
+            return None
+        if name in KV_CACHE_FP8_NAMES:
+            return Dtype.FP8.value
+        if name not in (Dtype.BF16.value, Dtype.FP16.value):
+            raise ValueError(f"KV-cache dtype {name}: give auto, bf16, fp16 or fp8 (vLLM's "
+                             "fp8, fp8_e4m3, fp8_e5m2; SGLang's fp8_e4m3, fp8_e5m2)")  # fmt: skip
+        return name
+
+    @model_validator(mode="after")
+    def _kv_cache_dtype_needs_an_engine(self) -> "EngineSpec":
+        if self.kv_cache_dtype is not None and self.kind not in (EngineKind.VLLM,
+                                                                 EngineKind.SGLANG):
+            raise ValueError(f"KV-cache dtype {self.kv_cache_dtype} with engine {self.kind}: "
+                             "it keeps its cache in the model's dtype; --kv-cache-dtype "
+                             "applies to vLLM and SGLang engines")  # fmt: skip
         return self
 
     @model_validator(mode="after")

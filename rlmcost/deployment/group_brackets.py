@@ -53,7 +53,7 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
                "rollout-dtype": "dtype", "context-length": "context_length",
                "schedule-policy": "schedule_policy", "dp-attention": "dp_attention",
                "sequences-per-call": "sequences_per_call",
-               "vllm-version": "vllm_version"}  # fmt: skip
+               "vllm-version": "vllm_version", "kv-cache-dtype": "kv_cache_dtype"}  # fmt: skip
 """Engine key -> EngineSpec field (``--engine``, ``--gpu-memory-utilization``, ...)."""
 
 TRAIN_KEYS = {"max-tokens-per-gpu": "max_tokens_per_gpu", "packing": "packing",

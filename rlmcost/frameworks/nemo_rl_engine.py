@@ -35,6 +35,34 @@ def _engine_precision(r: Reader, q: ImportedQuery, v: str) -> None:
         q.note(f"vllm_cfg keeps {kept} layer(s) in bf16; rlmcost counts every layer in FP8")
 
 
+def _engine_kv_cache(r: Reader, q: ImportedQuery, v: str) -> None:
+    """``vllm_cfg.kv_cache_dtype`` ("auto" in grpo_math_1B.yaml; "fp8" or "fp8_e4m3",
+    nemo_rl/models/generation/vllm/config.py): ``--kv-cache-dtype fp8``. NeMo RL refuses an FP8
+    KV cache without FP8 weights (``vllm_cfg.precision: fp8``), on the DTensor policy, with an
+    async engine or with pipeline parallelism (nemo_rl/algorithms/grpo.py ``setup`` at 7ea279abf:
+    four asserts), so the import does too."""
+    kv = str(r.raw(f"{v}.kv_cache_dtype", "auto")).lower()
+    if kv == "auto":
+        return
+    if kv not in ("fp8", "fp8_e4m3"):
+        raise SpecError(f"{r.where}: {v}.kv_cache_dtype {kv!r}: NeMo RL takes auto, fp8 or "
+                        "fp8_e4m3")  # fmt: skip
+    refused = [why for bad, why in (
+        (str(r.raw(f"{v}.precision", "bfloat16")).lower() != "fp8",
+         "it needs FP8 weights (vllm_cfg.precision: fp8)"),
+        (r.flag("policy.dtensor_cfg.enabled", False), "the DTensor policy does not take it"),
+        (r.flag(f"{v}.async_engine", False),
+         "async rollouts (vllm_cfg.async_engine, interfaces.py should_use_async_rollouts) "
+         "do not take it"),
+        (r.integer("policy.megatron_cfg.pipeline_model_parallel_size", 1) > 1,
+         "it needs pipeline_model_parallel_size 1"),
+    ) if bad]  # fmt: skip
+    if refused:
+        raise SpecError(f"{r.where}: {v}.kv_cache_dtype {kv}: NeMo RL refuses this config "
+                        f"at setup (grpo.py asserts): {'; '.join(refused)}")  # fmt: skip
+    q.set("--kv-cache-dtype", "fp8")
+
+
 _MTP_METHODS = ("deepseek_mtp", "mtp")
 """vLLM ``speculative_config.method`` values that draft with the checkpoint's MTP layer
 (vllm/config/speculative.py: ``deepseek_mtp``, folded into ``mtp`` in later releases)."""
@@ -112,6 +140,7 @@ def _vllm_engine(r: Reader, q: ImportedQuery, g: str) -> int:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
     _engine_precision(r, q, v)
+    _engine_kv_cache(r, q, v)
     engine_switches(r, q, v)
     _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
     engine_max_num_seqs(r, q, g)

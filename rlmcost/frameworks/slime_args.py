@@ -76,6 +76,7 @@ ARGS: dict[str, Any] = {
     "sglang-speculative-num-draft-tokens": int, "sglang-server-concurrency": int,
     "sglang-max-running-requests": int, "sglang-ep-size": int, "sglang-dp-size": int,
     "sglang-enable-dp-attention": SWITCH, "sglang-enable-dp-lm-head": SWITCH,
+    "sglang-kv-cache-dtype": str,
     # LoRA (radixark/miles miles/utils/arguments.py @31f1ca96; not in slime)
     "lora-rank": int, "target-modules": str,
 }  # fmt: skip

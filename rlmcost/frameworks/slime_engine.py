@@ -54,9 +54,9 @@ def _dp_attention(r: Reader, q: ImportedQuery, tp: int) -> None:
 
 def engine(r: Reader, q: ImportedQuery) -> None:
     """SGLang engines of ``--rollout-num-gpus-per-engine`` GPUs (its tp_size), with
-    ``--sglang-mem-fraction-static``; EAGLE / NEXTN speculation on a checkpoint with an MTP
-    layer as rlmcost's MTP drafts (``--sglang-speculative-num-steps`` draft tokens per step
-    at ``eagle_topk`` 1)."""
+    ``--sglang-mem-fraction-static`` and ``--sglang-kv-cache-dtype``; EAGLE / NEXTN speculation
+    on a checkpoint with an MTP layer as rlmcost's MTP drafts (``--sglang-speculative-num-steps``
+    draft tokens per step at ``eagle_topk`` 1)."""
     q.set("--engine", "sglang")
     tp = r.integer("rollout-num-gpus-per-engine", 1)
     q.convert(f"--rollout-num-gpus-per-engine {tp}", "--rollout-tp", tp,
@@ -67,6 +67,10 @@ def engine(r: Reader, q: ImportedQuery) -> None:
                   "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
     _requests_in_flight(r, q)
     _dp_attention(r, q, tp)
+    kv = r.text("sglang-kv-cache-dtype", "auto")
+    if kv != "auto":  # docs/en/advanced/low-precision.md "FP8 KV Cache for Rollout"
+        q.convert(f"--sglang-kv-cache-dtype {kv}", "--kv-cache-dtype", kv,
+                  "SGLang's KV-cache dtype (fp8_e4m3 / fp8_e5m2: one byte an element)")
     if r.integer("sglang-ep-size", 1) > 1:
         q.note("--sglang-ep-size: SGLang's expert parallelism inside an engine; rlmcost's "
                "engine splits the experts tensor-parallel over its GPUs (the same weight bytes "

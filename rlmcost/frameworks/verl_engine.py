@@ -48,6 +48,17 @@ def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
                "the model without it and refits the engine without it")  # fmt: skip
 
 
+def _kv_cache_dtype(r: Reader, q: ImportedQuery, name: str) -> None:
+    """``rollout.engine_kwargs.{vllm,sglang}.kv_cache_dtype``: verl passes the engine's
+    ``engine_kwargs`` through to it (vllm_async_server.py: ``**engine_kwargs`` into the engine
+    args; the SGLang server's likewise), so an FP8 KV cache is set there."""
+    key = f"{ROLLOUT}.engine_kwargs.{name}.kv_cache_dtype"
+    kv = r.raw(key)
+    if kv is not None and str(kv).lower() != "auto":
+        q.convert(f"{key}={kv}", "--kv-cache-dtype", str(kv).lower(),
+                  "the engine's KV-cache dtype (verl passes engine_kwargs through)")
+
+
 def engine(r: Reader, q: ImportedQuery, day: str | None,
            hardware: HardwareSpec | None = None) -> None:  # fmt: skip
     """The rollout engine's flags from ``actor_rollout_ref.rollout`` under the verl code of
@@ -72,6 +83,7 @@ def engine(r: Reader, q: ImportedQuery, day: str | None,
     if not r.flag(f"{ROLLOUT}.enable_prefix_caching", True):  # rollout.yaml: True (b25bb7d4f)
         q.set("--no-prefix-caching")
     _mtp(r, q, name)
+    _kv_cache_dtype(r, q, name)
     running_cap(r, q, ROLLOUT, name, day, hardware)
     if name == "vllm" and day is not None:
         _vllm_version(q, day)

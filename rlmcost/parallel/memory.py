@@ -282,11 +282,11 @@ def memory_per_stage(
                 num, den = SGLANG_SWA_FULL_TOKENS_RATIO
                 positions += -(-(n_pool * per_seq * num) // den)
             kv = positions * int(sh.kv_cache_width) * share.sequences * workload.kv_dtype.bytes
-            if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
+            if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 conv = int(sh.linear_state_width) - _recurrent_width(sh)
                 kv += n_lin * share.sequences * (
                     _recurrent_width(sh) * workload.linear_state_dtype.bytes
-                    + conv * workload.kv_dtype.bytes)  # fmt: skip
+                    + conv * workload.linear_conv_dtype.bytes)  # fmt: skip
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes

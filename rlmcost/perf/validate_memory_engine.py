@@ -143,15 +143,20 @@ def engine_job(row: dict[str, Any], build: Build) -> tuple[Any, Any, Any]:
 
 def kv_bytes_per_token(estimate: Any, job: Any, tokens: int) -> int:
     """One sequence's KV bytes per device at ``tokens`` in the job's layout, as the
-    evaluation sizes it (``memory_per_rank`` of the generation layout at PP 1)."""
+    evaluation sizes it (``memory_per_rank`` of the generation layout at PP 1, keys and values
+    in the engine's KV-cache dtype, ``EngineSpec.kv_cache_dtype``)."""
     from rlmcost.algorithms.kinds import Role
     from rlmcost.compiled.memory import memory_per_rank
+    from rlmcost.deployment.group_engine import group_engine
     from rlmcost.parallel.breakdown import Mode
 
     arch = estimate.evaluation.specs[Role.ACTOR].arch()
     layout = job.layout.one_stage()
-    return int(memory_per_rank(arch, layout, Mode.GENERATE, layout.dp, tokens,
-                               estimate.workload).kv_cache)  # fmt: skip
+    wl = estimate.workload
+    kv = group_engine(estimate.run.deployment, job.task.group).kv_cache_dtype
+    if kv is not None and kv != wl.kv_dtype:
+        wl = wl.model_copy(update={"kv_dtype": kv, "conv_dtype": wl.kv_dtype})
+    return int(memory_per_rank(arch, layout, Mode.GENERATE, layout.dp, tokens, wl).kv_cache)
 
 
 def v0_pool_bytes(row: dict[str, Any], estimate: Any, pool: int, m: Any) -> int:

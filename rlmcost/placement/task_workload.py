@@ -27,11 +27,12 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
     """The workload ``task`` runs with on group ``group``
     (:meth:`~rlmcost.placement.group_own.GroupTasks.workload`): generation in its engine's weight
     dtype (an FP8 engine its embedding, head, norms and routers in the model's 16-bit one:
-    ``unquantized_dtype``), the Gated DeltaNet state in the engine's dtype and sliding layers at
-    their window where the engine keeps them so; training with its parameters stored in ``stored``
-    (the trainer's ``param_dtype``; None: the workload's) and its gradients in ``grads``
-    (Megatron-core's fp32 buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); the
-    paper's idealized iteration and every other task the query's workload."""
+    ``unquantized_dtype``), keys and values in its KV-cache dtype, the Gated DeltaNet state in
+    the engine's dtype, the conv state in the model's and sliding layers at their window where
+    the engine keeps them so; training with its parameters stored in ``stored`` (the trainer's
+    ``param_dtype``; None: the workload's) and its gradients in ``grads`` (Megatron-core's fp32
+    buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); the paper's idealized
+    iteration and every other task the query's workload."""
     wl = setup.workload
     if setup.deployment.ideal:
         return wl
@@ -43,11 +44,17 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
             update.update(weight_dtype=dtype, compute_dtype=dtype)
         if dtype is Dtype.FP8 and wl.weight_dtype.bytes == 2:  # its 16-bit parts (breakdown)
             update["unquantized_dtype"] = wl.weight_dtype
-        # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
-        # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
+        # the engine's cache (engine_kv): keys and values in its KV-cache dtype, the Gated
+        # DeltaNet state in its dtype (vLLM's "auto": the checkpoint's, FP8 weights or not)
+        # and the conv state in the model's, sliding layers at their window
         arch = setup.arch(task.role)
+        kv = engine.kv_cache_dtype or wl.kv_dtype
+        if kv != wl.kv_dtype:
+            update["kv_dtype"] = kv
+            if arch.linear_layers:
+                update["conv_dtype"] = wl.kv_dtype
         state = state_dtype(engine.kind, wl.weight_dtype, bool(arch.linear_mamba))
-        if arch.linear_layers and state != wl.kv_dtype:
+        if arch.linear_layers and state != kv:
             update["state_dtype"] = state
         if arch.has_window and keeps_window(engine.kind):
             update["kv_window"] = True

@@ -32,7 +32,7 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "
                 "param_dtype": "--param-dtype",
                 "grad_reduce_dtype": "--grad-reduce-dtype"}  # fmt: skip
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep",
-                 "dtype": "--rollout-dtype",
+                 "dtype": "--rollout-dtype", "kv_cache_dtype": "--kv-cache-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
                  "max_num_batched_tokens": "--max-num-batched-tokens",

@@ -39,6 +39,12 @@ class Workload(Checked):
         "layers (None: kv_dtype); the engine's (vLLM: the model dtype, SGLang: fp32; "
         "rlmcost.deployment.engine_kv)",
     )
+    conv_dtype: Dtype | None = Field(
+        default=None,
+        description="generation: the convolution state of linear-attention (Mamba-2, Gated "
+        "DeltaNet) layers (None: kv_dtype); the model's dtype under an engine's FP8 KV cache "
+        "(vLLM mamba_cache_dtype 'auto'; rlmcost.deployment.engine_kv)",
+    )
     kv_window: bool = Field(
         default=False,
         description="generation: a sliding-window layer's KV cache holds its window only "
@@ -88,6 +94,12 @@ class Workload(Checked):
         """The dtype of a linear-attention layer's recurrent state in generation:
         ``state_dtype``, else ``kv_dtype``."""
         return self.state_dtype or self.kv_dtype
+
+    @property
+    def linear_conv_dtype(self) -> Dtype:
+        """The dtype of a linear-attention layer's convolution state in generation:
+        ``conv_dtype``, else ``kv_dtype``."""
+        return self.conv_dtype or self.kv_dtype
 
     @property
     def mixed_storage(self) -> bool:
