@@ -154,3 +154,35 @@ def test_verl_engine_kwargs_pass_through() -> None:
     assert flags["--kv-cache-dtype"] == "fp8"
     auto = import_verl(DATA / "verl_grpo.yaml", [f"{key}=auto"])
     assert "--kv-cache-dtype" not in dict(auto.flags)
+
+
+KV_SCALES = ("grpo -m qwen3-8b -H h100 --gpus 8 -B 32 -K 16 -S 512 -T 2048 --tp 4 "
+             "--rollout-dtype fp8 --kv-cache-dtype fp8")  # fmt: skip
+
+
+def _phases(extra: str = "") -> dict[str, float]:
+    from rlmcost.evaluation.query import evaluate
+
+    words = shlex.split(f"{KV_SCALES} {extra}")
+    ev = evaluate(run_from_argv(words[0], words[1:])).evaluation
+    return {p.name: p.time_s for p in ev.phases}
+
+
+def test_nemo_rl_calibrates_kv_scales_with_a_log_prob_forward() -> None:
+    """grpo.py grpo_train: after policy.train, calibrate_qkv_fp8_scales(train_data) runs
+    get_logprobs over the same samples with the log-prob micro-batches: the 'kv scales' phase
+    is the old-log-prob forward again (NeMo RL is the default deployment)."""
+    on = _phases()
+    assert on["kv scales"] == on["old log-prob"] > 0
+    off = _phases("--no-kv-scale-calibration")
+    assert "kv scales" not in off
+    assert {k: v for k, v in on.items() if k != "kv scales"} == off
+    assert "kv scales" not in _phases("--framework verl")
+    assert "kv scales" in _phases("--framework verl --kv-scale-calibration")
+
+
+def test_kv_scales_need_a_sampling_loop() -> None:
+    out = runner.invoke(app, ["dpo", "-m", "qwen2.5-1.5b", "--gpus", "8",
+                              "--kv-scale-calibration"])  # fmt: skip
+    assert out.exit_code != 0 and "samples nothing in its loop" in out.output
+    assert "Traceback" not in out.output

@@ -57,6 +57,10 @@ class Options:
 
     ``recompute_logprobs``: recompute the old-policy log-probs with an extra actor forward in
     Assessment (verl, OpenRLHF) instead of taking them from generation (the default).
+    ``kv_scales``: after each update the actor runs a forward over the step's training batch to
+    calibrate an FP8 KV cache's Q/K/V scales for the engines (NeMo RL with ``vllm_cfg.
+    kv_cache_dtype: fp8``: nemo_rl/algorithms/grpo.py ``grpo_train``, the ``recompute_kv_scales``
+    timer, ``calibrate_qkv_fp8_scales(train_data)``, which runs ``get_logprobs`` with hooks).
     ``kl``: False drops the reference model (KL coefficient 0, as DAPO and verl's
     ``use_kl_loss=False``). ``ref_precomputed``: offline methods only, reference log-probs
     computed once before training (TRL's ``precompute_ref_log_probs``), so the loop has no
@@ -72,6 +76,7 @@ class Options:
     kl: bool = True
     ref_precomputed: bool = False
     rule_reward: bool = False
+    kv_scales: bool = False
 
     def given(self) -> dict[str, object]:
         """The options set to something other than their default."""
@@ -116,6 +121,11 @@ def knob_values(alg: Algorithm, options: Options) -> dict[str, int | Fraction]:
     return values
 
 
+KV_SCALES_NOTE = "FP8 KV-cache scales calibrated after the update (NeMo RL)"
+"""The note of the actor forward that ``Options.kv_scales`` adds (its phase name keys on it:
+:func:`rlmcost.placement.jobs.phase_of`)."""
+
+
 def configure(alg: Algorithm, options: Options) -> Algorithm:
     """``alg`` with the switches of ``options`` applied as invocation changes.
 
@@ -141,6 +151,13 @@ def configure(alg: Algorithm, options: Options) -> Algorithm:
                 note="old log-probs recomputed (verl, OpenRLHF)",
             )
         )
+    if options.kv_scales:
+        if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
+            raise SpecError(f"{alg.name} samples nothing in its loop, so no engine's KV cache "
+                            "needs its scales; drop --kv-scale-calibration")  # fmt: skip
+        actor_train = alg.find(Role.ACTOR, Stage.TRAINING, Kind.TRAIN)
+        add.append(Invocation(Role.ACTOR, Stage.TRAINING, Kind.FORWARD, actor_train.sequences,
+                              note=KV_SCALES_NOTE))  # fmt: skip
     if not options.kl or options.ref_precomputed:
         flag = "--no-kl" if not options.kl else "--ref-precomputed"
         if not refs:

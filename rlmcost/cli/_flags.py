@@ -157,6 +157,18 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "instead of taking them from generation (default: no, or --framework's).",
             ),
         ] = None,
+        kv_scale_calibration: Annotated[
+            bool | None,
+            typer.Option(
+                "--kv-scale-calibration/--no-kv-scale-calibration",
+                help="After each update the actor runs a forward over the step's samples to "
+                "calibrate the engines' FP8 KV-cache scales (NeMo RL with vllm_cfg."
+                "kv_cache_dtype fp8: grpo.py recompute_kv_scales, calibrate_qkv_fp8_scales), "
+                "priced as an actor forward in the 'kv scales' phase (default: on where the "
+                "query follows NeMo RL, --framework nemo-rl or none given, with an FP8 "
+                "--kv-cache-dtype; else off).",
+            ),
+        ] = None,
         no_kl: Annotated[
             bool | None,
             typer.Option(

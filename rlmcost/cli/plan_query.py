@@ -49,7 +49,8 @@ it)."""
 
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
-          "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
+          "prm_steps", "judge_len", "recompute_logprobs", "kv_scale_calibration", "no_kl",
+          "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "host_memory_gib", "attention", "logits",
           "no_sleep", "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out",
           "engine", "kv_buffer_gib", *RUN_FACTS)  # fmt: skip

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.algorithms.options import KV_SCALES_NOTE
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
@@ -40,6 +41,8 @@ OpenRLHF and NeMo RL time the same phases under similar names)."""
 
 def phase_of(task: Task) -> tuple[str, str | None]:
     """(phase name, verl metric key or None) of a task."""
+    if task.invocation.note == KV_SCALES_NOTE:  # NeMo RL's timer recompute_kv_scales; verl
+        return ("kv scales", None)  # has none
     key = (task.kind, None if task.kind is Kind.GENERATE else task.role)
     if key in PHASES:
         return PHASES[key]

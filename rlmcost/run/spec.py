@@ -67,6 +67,10 @@ class AlgorithmSpec(Checked):
     kl: bool = Field(default=True, description="False: KL coefficient 0, no reference model")
     ref_precomputed: bool = Field(default=False, description="offline: reference once")
     rule_reward: bool = Field(default=False, description="a rule-based verifier, no RM")
+    kv_scales: bool = Field(
+        default=False, description="an actor forward over the training batch after each "
+        "update calibrates the engines' FP8 KV-cache scales (NeMo RL)"
+    )
 
     @field_validator("oversample", mode="before")
     @classmethod
@@ -103,6 +107,7 @@ class AlgorithmSpec(Checked):
             prm_steps=self.prm_steps, judge_len=self.judge_len,
             recompute_logprobs=self.recompute_logprobs, kl=self.kl,
             ref_precomputed=self.ref_precomputed, rule_reward=self.rule_reward,
+            kv_scales=self.kv_scales,
         )  # fmt: skip
 
 
