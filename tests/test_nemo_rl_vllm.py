@@ -70,3 +70,15 @@ def test_the_async_engine_budget_is_engine_context_2048_tokens() -> None:
     assert "--max-num-batched-tokens" not in _flags([])
     given = [f"{G}.vllm_cfg.async_engine=true", f"{G}.vllm_kwargs.max_num_batched_tokens=8192"]
     assert _flags(given)["--max-num-batched-tokens"] == 8192
+
+
+def test_quantization_aware_rl_is_said_not_silently_priced() -> None:
+    # docs/guides/quantization-aware-rl.md (7ea279abf): real_quant rollouts serve NVFP4 weights
+    cfg = "examples/modelopt/quant_configs/nvfp4_a16_mlp_only.yaml"
+    q = import_nemo_rl(CFG, [f"policy.quant_cfg={cfg}", f"{G}.quant_cfg={cfg}",
+                             f"{G}.real_quant=true"], 200)  # fmt: skip
+    assert any("NVFP4" in n and "no 4-bit engine dtype" in n for n in q.notes)
+    assert any(n.startswith("policy.quant_cfg") for n in q.notes)
+    assert not any("quant" in k for k in q.ignored)
+    fake = import_nemo_rl(CFG, [f"{G}.quant_cfg={cfg}"], 200)
+    assert any("fake-quantized layers" in n for n in fake.notes)

@@ -63,6 +63,34 @@ def _engine_kv_cache(r: Reader, q: ImportedQuery, v: str) -> None:
     q.set("--kv-cache-dtype", "fp8")
 
 
+def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
+    """ModelOpt quantization-aware RL (docs/guides/quantization-aware-rl.md at 7ea279abf):
+    ``policy.quant_cfg`` fake-quantizes the policy's forward (quantizer nodes, full-precision
+    backward); ``policy.generation.quant_cfg`` alone runs vLLM's fake-quantized layers on
+    folded bf16 weights; with ``policy.generation.real_quant: true`` vLLM serves packed NVFP4
+    weights (E2M1, an FP8 scale per 16 elements) through its ModelOpt kernels, W4A16 (Marlin)
+    or W4A4. Said, not priced: rlmcost has no 4-bit engine dtype nor the quantizers' work."""
+    policy = r.raw("policy.quant_cfg")
+    engine = r.raw("policy.generation.quant_cfg")
+    real = r.flag("policy.generation.real_quant", False)
+    for key in ("quant_calib_data", "quant_calib_size", "quant_batch_size",
+                "quant_sequence_length"):
+        r.raw(f"policy.{key}")
+    r.raw("policy.generation.real_quant_ignore")
+    r.raw("policy.generation.real_quant_export_cpu_offload")
+    if policy is not None:
+        q.note(f"policy.quant_cfg {policy}: ModelOpt quantization-aware training; the "
+               "fake-quantized forward's quantizer ops are not priced (bf16 GEMMs as given)")
+    if real:
+        q.note(f"policy.generation.real_quant with quant_cfg {engine}: vLLM serves NVFP4 "
+               "(4-bit E2M1 + FP8 block scales) weights through ModelOpt kernels; rlmcost has no "
+               "4-bit engine dtype and prices the engine at --rollout-dtype (more weight memory "
+               "and decode reads than the run's, a smaller KV pool)")  # fmt: skip
+    elif engine is not None:
+        q.note(f"policy.generation.quant_cfg {engine}: vLLM runs fake-quantized layers on the "
+               "folded bf16 weights: priced as bf16 (the quantizer ops not priced)")
+
+
 _MTP_METHODS = ("deepseek_mtp", "mtp")
 """vLLM ``speculative_config.method`` values that draft with the checkpoint's MTP layer
 (vllm/config/speculative.py: ``deepseek_mtp``, folded into ``mtp`` in later releases)."""
@@ -91,6 +119,7 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
     on the policy's GPUs (``colocated.enabled``, its sleep and the policy's offload around
     it) or on GPUs of its own (``colocated.resources``, ``--groups``)."""
     g = "policy.generation"
+    _quantization_aware(r, q)
     backend = r.text(f"{g}.backend", "vllm")
     megatron = backend == "megatron"
     if megatron:
