@@ -1180,6 +1180,39 @@ def _m73(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
+def _m74(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__):
+ def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13):
+  __dataclass_setattr__(s,__dataclass_n0__,a0)
+  __dataclass_setattr__(s,__dataclass_n1__,a1)
+  __dataclass_setattr__(s,__dataclass_n2__,a2)
+  __dataclass_setattr__(s,__dataclass_n3__,a3)
+  __dataclass_setattr__(s,__dataclass_n4__,a4)
+  __dataclass_setattr__(s,__dataclass_n5__,a5)
+  __dataclass_setattr__(s,__dataclass_n6__,a6)
+  __dataclass_setattr__(s,__dataclass_n7__,a7)
+  __dataclass_setattr__(s,__dataclass_n8__,a8)
+  __dataclass_setattr__(s,__dataclass_n9__,a9)
+  __dataclass_setattr__(s,__dataclass_n10__,a10)
+  __dataclass_setattr__(s,__dataclass_n11__,a11)
+  __dataclass_setattr__(s,__dataclass_n12__,a12)
+  __dataclass_setattr__(s,__dataclass_n13__,a13)
+ return __init__
+
+
+def _m75():
+ def __hash__(self):
+  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,))
+ return __hash__
+
+
+def _m76():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,)
+  return NotImplemented
+ return __eq__
+
+
 MAKERS = {
     ('__init__', ('arg', 'arg'), False): _m0,
     ('__init__', ('arg', 'arg', 'arg'), False): _m1,
@@ -1255,4 +1288,7 @@ MAKERS = {
     ('__eq__', 25): _m71,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m72,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m73,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m74,
+    ('__hash__', 5): _m75,
+    ('__eq__', 5): _m76,
 }

@@ -44,7 +44,11 @@ def _valid(arch, layout) -> bool:
                                      unquantized_dtype=Dtype.BF16),  # an FP8 engine's
                             # an engine's FP8 KV cache: conv state bf16, recurrent fp32
                             Workload(kv_dtype=Dtype.FP8, conv_dtype=Dtype.BF16,
-                                     state_dtype=Dtype.FP32)]),
+                                     state_dtype=Dtype.FP32),
+                            # 4-bit engines (parallel.packed_weights)
+                            Workload(packed_format="nvfp4"),
+                            Workload(packed_format="int4-g128", packed_parts="mlp"),
+                            Workload(packed_format="int4-g32", packed_parts="experts")]),
     fused_glu=st.booleans(),
 )  # fmt: skip
 def test_twin_equals_the_symbolic_model_component_by_component(

@@ -243,7 +243,7 @@ def test_checkpoint_folder_config_and_cli_options(tmp_path: Path) -> None:
 def test_quantized_rollout_checkpoint(tmp_path) -> None:
     # slime docs/en/advanced/low-precision.md @624b824a8: --hf-checkpoint names a blockwise FP8
     # checkpoint SGLang serves while Megatron trains BF16 -> --rollout-dtype fp8; an INT4 one
-    # has no rollout dtype here: priced at the trained dtype, said in a note
+    # 4-bit routed experts (--rollout-weights), a dense model's kept bf16
     base = ["--rollout-batch-size", "8", "--n-samples-per-prompt", "4",
             "--actor-num-gpus-per-node", "4", "--rollout-num-gpus-per-engine", "2",
             "--rollout-num-gpus", "4"]  # fmt: skip
@@ -252,7 +252,12 @@ def test_quantized_rollout_checkpoint(tmp_path) -> None:
     assert any(c.flag == "--rollout-dtype" and "folder name" in c.how for c in fp8.conversions)
     int4 = import_slime(["--hf-checkpoint", "/root/Qwen3-4B-INT4", *base])
     assert _flags(int4)["--model"] == "qwen3-4b" and "--rollout-dtype" not in _flags(int4)
-    assert any("a int4 rollout checkpoint" in n for n in int4.notes)
+    # a dense model: tools/convert_hf_to_int4_direct.py's ignore rules keep its layers bf16
+    assert "--rollout-weights" not in _flags(int4)
+    assert any("a int4 rollout checkpoint" in n and "dense" in n for n in int4.notes)
+    # an MoE model: its routed experts INT4, group 32 (the converter's defaults)
+    moe = import_slime(["--hf-checkpoint", "/root/Qwen3-30B-A3B-INT4", *base])
+    assert _flags(moe)["--rollout-weights"] == "int4-g32:experts"
     plain = import_slime(["--hf-checkpoint", "/root/Qwen3-4B", *base])
     assert "--rollout-dtype" not in _flags(plain)
     # a checkpoint on this machine: its config.json's quantization_config decides

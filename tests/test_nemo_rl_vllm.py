@@ -72,13 +72,21 @@ def test_the_async_engine_budget_is_engine_context_2048_tokens() -> None:
     assert _flags(given)["--max-num-batched-tokens"] == 8192
 
 
-def test_quantization_aware_rl_is_said_not_silently_priced() -> None:
+def test_quantization_aware_rl_real_quant_serves_nvfp4() -> None:
     # docs/guides/quantization-aware-rl.md (7ea279abf): real_quant rollouts serve NVFP4 weights
-    cfg = "examples/modelopt/quant_configs/nvfp4_a16_mlp_only.yaml"
-    q = import_nemo_rl(CFG, [f"policy.quant_cfg={cfg}", f"{G}.quant_cfg={cfg}",
+    # of the recipe's parts: nvfp4_a16_mlp_only.yaml the MLPs (W4A16), nvfp4_experts.yaml the
+    # routed experts (W4A4, priced as W4A16)
+    mlp = "examples/modelopt/quant_configs/nvfp4_a16_mlp_only.yaml"
+    q = import_nemo_rl(CFG, [f"policy.quant_cfg={mlp}", f"{G}.quant_cfg={mlp}",
                              f"{G}.real_quant=true"], 200)  # fmt: skip
-    assert any("NVFP4" in n and "no 4-bit engine dtype" in n for n in q.notes)
+    assert dict(q.flags)["--rollout-weights"] == "nvfp4:mlp"
     assert any(n.startswith("policy.quant_cfg") for n in q.notes)
     assert not any("quant" in k for k in q.ignored)
-    fake = import_nemo_rl(CFG, [f"{G}.quant_cfg={cfg}"], 200)
+    experts = "examples/modelopt/quant_configs/nvfp4_experts.yaml"
+    q = import_nemo_rl(CFG, [f"{G}.quant_cfg={experts}", f"{G}.real_quant=true"], 200)
+    assert dict(q.flags)["--rollout-weights"] == "nvfp4:experts"
+    (conv,) = [c for c in q.conversions if c.flag == "--rollout-weights"]
+    assert "W4A4 priced as W4A16" in conv.how
+    fake = import_nemo_rl(CFG, [f"{G}.quant_cfg={mlp}"], 200)
+    assert "--rollout-weights" not in dict(fake.flags)
     assert any("fake-quantized layers" in n for n in fake.notes)

@@ -55,6 +55,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_pp", "rollout_ep",
     "rollout_dtype",
     "kv_cache_dtype",
+    "rollout_weights",
     "enforce_eager",
     "prefix_caching",
     "max_num_seqs",

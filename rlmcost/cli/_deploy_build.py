@@ -185,6 +185,11 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["prefix_caching"] = bool(opts["prefix_caching"])
     if opts.get("rollout_dtype") is not None:
         engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
+    if opts.get("rollout_weights") is not None:  # FORMAT[:PARTS] (parallel.packed_weights)
+        fmt, _, parts = str(opts["rollout_weights"]).strip().lower().partition(":")
+        engine["weight_format"] = fmt
+        if parts:
+            engine["weight_parts"] = parts
     if opts.get("kv_cache_dtype") is not None:
         engine["kv_cache_dtype"] = str(opts["kv_cache_dtype"]).strip().lower()
     if opts.get("max_num_seqs") is not None:  # 0: the engine's own, over a preset's
@@ -251,7 +256,7 @@ GENERATION_FLAGS = {
     "engine": "--engine", "gpu_memory_utilization": "--gpu-memory-utilization",
     "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp", "rollout_ep": "--rollout-ep",
     "rollout_dtype": "--rollout-dtype", "kv_cache_dtype": "--kv-cache-dtype",
-    "enforce_eager": "--enforce-eager/--cuda-graphs",
+    "rollout_weights": "--rollout-weights", "enforce_eager": "--enforce-eager/--cuda-graphs",
     "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
     "context_length": "--context-length", "schedule_policy": "--schedule-policy",

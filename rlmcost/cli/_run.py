@@ -70,7 +70,7 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
 def _fp8_kv(opts: dict[str, Any]) -> bool:
     """Whether the query's engines keep an FP8 KV cache: ``--kv-cache-dtype`` or a group's
     ``kv-cache-dtype=`` naming an FP8 dtype."""
-    from rlmcost.deployment.engine import KV_CACHE_FP8_NAMES
+    from rlmcost.deployment.engine_quant import KV_CACHE_FP8_NAMES
 
     given = str(opts.get("kv_cache_dtype") or "").strip().lower()
     groups = str(opts.get("groups") or "").lower().replace(" ", "")

@@ -28,7 +28,7 @@ RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "l
              "dp_attention",
              "max_num_batched_tokens", "env_workers", "sequences_per_call",
              "speculative_tokens", "speculative_draft", "speculative_acceptance",
-             "refit", "vllm_version", "kv_cache_dtype")  # fmt: skip
+             "refit", "vllm_version", "kv_cache_dtype", "rollout_weights")  # fmt: skip
 """The run-level flags of the algorithm commands that `rlmcost plan` takes as they are: facts
 of the cluster (``--rank-order``), the workload (``--image-tokens``), the trainer's and the
 engine's settings that no candidate changes (its batching budget, LoRA, allocator, kernels,

@@ -32,6 +32,7 @@ from rlmcost.parallel import breakdown as bd
 from rlmcost.parallel import framework_memory as fm
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.packed_weights import packed_saving_bytes
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses_megatron_split
 from rlmcost.parallel.shard import PipelineStage
@@ -61,6 +62,8 @@ class Dtypes:
     kv_swa_pool: bool = False  # SGLang's SWA pool (Workload.kv_swa_pool)
     unquantized: int | None = None  # an FP8 engine's 16-bit parts (Workload.unquantized_dtype)
     conv: int | None = None  # a linear layer's conv state (Workload.conv_dtype; None: kv)
+    packed: str | None = None  # a 4-bit engine's format (Workload.packed_format)
+    packed_parts: str = "linear"  # which weights take it (Workload.packed_parts)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -73,7 +76,8 @@ class Dtypes:
                    bool(getattr(workload, "kv_window", False)), _nbytes(workload, "grad_dtype"),
                    bool(getattr(workload, "kv_swa_pool", False)),
                    _nbytes(workload, "unquantized_dtype"),
-                   _nbytes(workload, "conv_dtype"))  # fmt: skip
+                   _nbytes(workload, "conv_dtype"), getattr(workload, "packed_format", None),
+                   getattr(workload, "packed_parts", "linear"))  # fmt: skip
 
 
 def _nbytes(workload: Any, name: str) -> int | None:
@@ -307,6 +311,8 @@ def memory_per_stage(
                             p.largest_unit)  # fmt: skip
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
         dw += bd.unquantized_extra_bytes(a, tp, stage, w, kept16)
+        if dt.packed is not None and mode is Mode.GENERATE:  # a 4-bit engine's packed parts
+            dw -= packed_saving_bytes(a, layout, stage, dt.packed_parts, dt.packed, w)
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
         if train and layout.pp_fsdp_gathered:  # FSDP2 in torch's pipelining

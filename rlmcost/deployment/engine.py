@@ -54,11 +54,6 @@ HYBRID_ENGINE_GATHER_LAYERS = 8
 e468799f): "Granularity to bring in layers for TP sharding inside the hybrid engine"."""
 
 
-KV_CACHE_FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2")
-"""The FP8 KV-cache dtypes the engines take, one byte an element each (vLLM
-``CacheConfig.cache_dtype``: "fp8", "fp8_e4m3", "fp8_e5m2", vllm/config/cache.py; SGLang
-``--kv-cache-dtype``: "fp8_e4m3", "fp8_e5m2", python/sglang/srt/server_args.py)."""
-
 _SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
                 ("context_length", None, "sizes SGLang's request pool"),
                 ("dp_attention", 1, "is SGLang's data-parallel attention (--enable-dp-attention "
@@ -186,6 +181,17 @@ class EngineSpec(Checked):
         "(deployment.megatron_engine)"
     )
 
+    weight_format: str | None = Field(
+        default=None, description="4-bit weights the engine serves its weight_parts in: "
+        "nvfp4, mxfp4, int4-g32 or int4-g128 (W4A16: dequantized in the GEMM kernel, computed "
+        "in the activation dtype; the rest in dtype; rlmcost.parallel.packed_weights); None: "
+        "none"
+    )
+    weight_parts: Literal["linear", "mlp", "experts"] = Field(
+        default="linear", description="which weights take weight_format: linear (every "
+        "Linear layer and expert; the embedding, LM head, norms and routers 16-bit), mlp (FFNs "
+        "and experts) or experts (routed experts)"
+    )
     kv_cache_dtype: Dtype | None = Field(
         default=None, description="what the engine's KV cache stores keys and values in: "
         "bf16, fp16 or fp8 (vLLM / SGLang --kv-cache-dtype fp8, fp8_e4m3, fp8_e5m2: one byte "
@@ -334,25 +340,22 @@ class EngineSpec(Checked):
     @field_validator("kv_cache_dtype", mode="before")
     @classmethod
     def _kv_cache_dtype(cls, v: object) -> object:
-        if v is None:
-            return v
-        name = str(getattr(v, "value", v)).strip().lower()
-        if name == "auto":
-            return None
-        if name in KV_CACHE_FP8_NAMES:
-            return Dtype.FP8.value
-        if name not in (Dtype.BF16.value, Dtype.FP16.value):
-            raise ValueError(f"KV-cache dtype {name}: give auto, bf16, fp16 or fp8 (vLLM's "
-                             "fp8, fp8_e4m3, fp8_e5m2; SGLang's fp8_e4m3, fp8_e5m2)")  # fmt: skip
-        return name
+        from rlmcost.deployment.engine_quant import kv_cache_dtype_name
+
+        return kv_cache_dtype_name(v)
+
+    @field_validator("weight_format", mode="before")
+    @classmethod
+    def _weight_format(cls, v: object) -> object:
+        from rlmcost.deployment.engine_quant import weight_format_name
+
+        return weight_format_name(v)
 
     @model_validator(mode="after")
-    def _kv_cache_dtype_needs_an_engine(self) -> "EngineSpec":
-        if self.kv_cache_dtype is not None and self.kind not in (EngineKind.VLLM,
-                                                                 EngineKind.SGLANG):
-            raise ValueError(f"KV-cache dtype {self.kv_cache_dtype} with engine {self.kind}: "
-                             "it keeps its cache in the model's dtype; --kv-cache-dtype "
-                             "applies to vLLM and SGLang engines")  # fmt: skip
+    def _quantized_cache_and_weights(self) -> "EngineSpec":
+        from rlmcost.deployment.engine_quant import check_quantized
+
+        check_quantized(self)
         return self
 
     @model_validator(mode="after")

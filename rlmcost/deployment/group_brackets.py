@@ -53,7 +53,8 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
                "rollout-dtype": "dtype", "context-length": "context_length",
                "schedule-policy": "schedule_policy", "dp-attention": "dp_attention",
                "sequences-per-call": "sequences_per_call",
-               "vllm-version": "vllm_version", "kv-cache-dtype": "kv_cache_dtype"}  # fmt: skip
+               "vllm-version": "vllm_version", "kv-cache-dtype": "kv_cache_dtype",
+               "rollout-weights": "weight_format"}  # fmt: skip
 """Engine key -> EngineSpec field (``--engine``, ``--gpu-memory-utilization``, ...)."""
 
 TRAIN_KEYS = {"max-tokens-per-gpu": "max_tokens_per_gpu", "packing": "packing",
@@ -190,6 +191,11 @@ class Brackets:
                     "(dropless)" if field == "moe_capacity_factor" else "a name")  # fmt: skip
             raise SpecError(f"--groups {text!r}: {item!r} has a bad value; {key} takes "
                             f"{kind}") from None
+        if field == "weight_format":  # FORMAT[:PARTS], as --rollout-weights
+            fmt, _, parts = str(table[field]).partition(":")
+            table[field] = fmt
+            if parts:
+                table["weight_parts"] = parts
         if field == "virtual_stages":  # as --virtual-stages (cli._deploy_pipeline.apply_split)
             v = table[field]  # a schedule given in the bracket stays (TRAIN_KEYS)
             table.setdefault("schedule", "interleaved" if isinstance(v, int) and v > 1 else

@@ -9,8 +9,9 @@ FP8 Rollout"; miles the same). rlmcost prices that as ``--rollout-dtype fp8`` (e
 at 1 B/param but its bf16 embedding, head, norms and routers, GEMMs at the FP8 peak); the
 refit's bytes keep the trained dtype (an upper bound of slime's FP8 send), stated in a note.
 An INT4 checkpoint (``tools/convert_hf_to_int4_direct.py``,
-the same page's "INT4 QAT Training") has no rollout dtype in rlmcost: its engine is priced at
-the trained dtype, said in a note.
+the same page's "INT4 QAT Training"), an MXFP4 or NVFP4 one is served as 4-bit weights
+(``--rollout-weights``, :data:`PACKED`); other formats (AWQ, GPTQ, INT8) are priced at the
+trained dtype, said in a note.
 
 Which quantization: the checkpoint's ``config.json`` ``quantization_config`` where the folder
 is on this machine (:func:`rlmcost.specs.hf_quant.quant_of`), else the folder name's suffix
@@ -40,6 +41,21 @@ SUFFIX = re.compile(r"[-_](fp8|int4|int8|w4a16|w8a8|w4a8|awq|gptq|nvfp4|mxfp4)([
 (``Qwen3-30B-A3B-FP8``, ``Kimi-K2-Thinking-INT4``, ``Qwen2.5-7B-Instruct-GPTQ-Int4``)."""
 
 SOURCE = "slime docs/en/advanced/low-precision.md @624b824a8"
+
+PACKED = {
+    "int4": ("int4-g32:experts", "INT4 routed experts with a bf16 scale per 32 elements, the "
+             "rest bf16: slime tools/convert_hf_to_int4_direct.py's defaults (--group-size 32; "
+             "--ignore-rules lm_head, norms, embeddings, self_attn, shared_experts, dense MLP "
+             "and router; compressed-tensors pack-quantized; its asymmetric zero points, 4 bits "
+             "a group, not counted) and Kimi-K2-Thinking's native INT4 (experts, group 32); the "
+             "INT4 QAT recipes' OPEN_TRAINING_INT4_GROUP_SIZE 128 (Qwen3, Moonlight) is "
+             "--rollout-weights int4-g128:experts"),
+    "mxfp4": ("mxfp4:experts", "MXFP4 routed experts (E2M1, an E8M0 scale per 32), the rest "
+              "bf16, as gpt-oss's checkpoint stores them"),
+    "nvfp4": ("nvfp4", "NVFP4 Linear layers (E2M1, an FP8 scale per 16)"),
+}
+"""4-bit rollout checkpoints rlmcost serves as stored: the quantization word -> (``--rollout-
+weights`` value, why)."""
 
 
 def split_quantized(name: str) -> tuple[str, str | None]:
@@ -83,6 +99,19 @@ def checkpoint_quant(ckpt: str) -> tuple[str | None, str]:
                                    "(models.json checkpoint_quant)")  # fmt: skip
 
 
+def weights_dense(q: ImportedQuery, weights: str) -> bool:
+    """Whether ``weights`` packs experts only and the query's model has none."""
+    from rlmcost.specs.registry import get_model
+
+    model = dict(q.flags).get("--model")
+    if not weights.endswith(":experts") or model is None:
+        return False
+    try:
+        return not get_model(str(model)).arch().is_moe
+    except SpecError:
+        return False
+
+
 def rollout_quant(q: ImportedQuery, ckpt: str | None) -> None:
     """``--rollout-dtype fp8`` and a note for an FP8 rollout checkpoint; a note for another
     quantization (module docstring)."""
@@ -97,6 +126,20 @@ def rollout_quant(q: ImportedQuery, ckpt: str | None) -> None:
                   f"Megatron trains BF16 ({SOURCE}); the refit's bytes are priced at the "
                   "trained dtype, an upper bound of slime's FP8 send")  # fmt: skip
         return
+    if quant in PACKED and weights_dense(q, PACKED[quant][0]):
+        q.note(f"--hf-checkpoint {ckpt}: a {quant} rollout checkpoint by {how}, of a dense "
+               "model: slime's converter keeps its self_attn and MLP projections bf16 (tools/"
+               "convert_hf_to_int4_direct.py --ignore-rules), so the engine is priced bf16; "
+               "give --rollout-weights FORMAT:mlp for a checkpoint that packs them")  # fmt: skip
+        return
+    if quant in PACKED:
+        weights, why = PACKED[quant]
+        q.convert(f"--hf-checkpoint {ckpt}", "--rollout-weights", weights,
+                  f"a {quant} rollout checkpoint by {how}: {why} (rlmcost.parallel."
+                  "packed_weights; W4A16, GEMMs in bf16); the refit's bytes are priced at the "
+                  "trained dtype, an upper bound of slime's quantized send")  # fmt: skip
+        return
     q.note(f"--hf-checkpoint {ckpt}: a {quant} rollout checkpoint by {how} ({SOURCE}); "
-           "rlmcost's rollout dtypes are bf16, fp16 and fp8, so its engine is priced at the "
-           "trained dtype (an upper bound of its weights' memory and GEMM time)")
+           "rlmcost's rollout weights are bf16, fp16, fp8 and the 4-bit formats of "
+           "--rollout-weights, so its engine is priced at the trained dtype (an upper bound of "
+           "its weights' memory and GEMM time)")

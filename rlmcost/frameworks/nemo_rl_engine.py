@@ -63,13 +63,28 @@ def _engine_kv_cache(r: Reader, q: ImportedQuery, v: str) -> None:
     q.set("--kv-cache-dtype", "fp8")
 
 
+def _real_quant_parts(cfg: str) -> tuple[str, bool]:
+    """(``--rollout-weights`` parts, W4A4) of a real-quant recipe's ``quant_cfg`` (docs/guides/
+    quantization-aware-rl.md at 7ea279abf, "Verified Configurations"): ``nvfp4_experts.yaml``
+    the routed experts, W4A4; ``nano3_nvfp4_weightonly.yaml`` the MoE experts with attention,
+    mixers, shared experts and routers kept bf16 by its ``real_quant_ignore`` list, W4A16;
+    ``*mlp_only*`` the MLPs, W4A16; any other (``nvfp4_a16.yaml``, ``NVFP4_DEFAULT_CFG``) the
+    MLPs, NeMo RL's default ignore set keeping attention and output heads bf16, W4A4 unless
+    its name says a16."""
+    name = cfg.lower()
+    parts = "experts" if ("experts" in name or "nano3" in name) else "mlp"
+    return parts, not ("a16" in name or "weightonly" in name)
+
+
 def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
     """ModelOpt quantization-aware RL (docs/guides/quantization-aware-rl.md at 7ea279abf):
     ``policy.quant_cfg`` fake-quantizes the policy's forward (quantizer nodes, full-precision
     backward); ``policy.generation.quant_cfg`` alone runs vLLM's fake-quantized layers on
     folded bf16 weights; with ``policy.generation.real_quant: true`` vLLM serves packed NVFP4
     weights (E2M1, an FP8 scale per 16 elements) through its ModelOpt kernels, W4A16 (Marlin)
-    or W4A4. Said, not priced: rlmcost has no 4-bit engine dtype nor the quantizers' work."""
+    or W4A4: ``--rollout-weights nvfp4:PARTS`` (:func:`_real_quant_parts`). Said, not priced:
+    the quantizers' work, W4A4's FP4 GEMMs (priced as W4A16's, in bf16) and the packed
+    export's CPU round trip at refit (``real_quant_export_cpu_offload``)."""
     policy = r.raw("policy.quant_cfg")
     engine = r.raw("policy.generation.quant_cfg")
     real = r.flag("policy.generation.real_quant", False)
@@ -82,10 +97,12 @@ def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
         q.note(f"policy.quant_cfg {policy}: ModelOpt quantization-aware training; the "
                "fake-quantized forward's quantizer ops are not priced (bf16 GEMMs as given)")
     if real:
-        q.note(f"policy.generation.real_quant with quant_cfg {engine}: vLLM serves NVFP4 "
-               "(4-bit E2M1 + FP8 block scales) weights through ModelOpt kernels; rlmcost has no "
-               "4-bit engine dtype and prices the engine at --rollout-dtype (more weight memory "
-               "and decode reads than the run's, a smaller KV pool)")  # fmt: skip
+        parts, w4a4 = _real_quant_parts(str(engine or ""))
+        q.convert(f"policy.generation.real_quant=true, quant_cfg={engine}", "--rollout-weights",
+                  f"nvfp4:{parts}", "vLLM serves NVFP4 weights (E2M1 + FP8 scale per 16, 9/16 B "
+                  f"an element) for the {parts} through ModelOpt's kernels"
+                  + (", W4A4 priced as W4A16 (bf16 GEMMs; FP4 GEMMs not modelled)" if w4a4
+                     else ", W4A16"))  # fmt: skip
     elif engine is not None:
         q.note(f"policy.generation.quant_cfg {engine}: vLLM runs fake-quantized layers on the "
                "folded bf16 weights: priced as bf16 (the quantizer ops not priced)")

@@ -88,6 +88,7 @@ from rlmcost.parallel.framework_memory import (
     pp_gathered_bytes,
 )
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
+from rlmcost.parallel.packed_weights import packed_saving_bytes
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
@@ -296,6 +297,9 @@ def memory_per_stage(
         kept = workload.unquantized_dtype  # an FP8 engine's 16-bit parts (breakdown)
         extra = unquantized_extra_bytes(arch, layout.tp, stage, w_dtype.bytes,
                                         None if kept is None else kept.bytes)  # fmt: skip
+        if workload.packed_format is not None:  # a 4-bit engine's packed parts
+            extra -= packed_saving_bytes(arch, layout, stage, workload.packed_parts,
+                                         workload.packed_format, w_dtype.bytes)  # fmt: skip
         out.append(
             MemoryBreakdown(
                 weights=dense.weights + expert.weights + (extra if mode is Mode.GENERATE else 0),

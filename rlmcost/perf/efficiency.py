@@ -90,6 +90,7 @@ its "copy" bandwidth.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from math import ceil
 from typing import TYPE_CHECKING
 
@@ -301,6 +302,7 @@ class Device:
     dtype: Dtype = Dtype.BF16
     profile: AcceleratorProfile | None = None
     measured: Efficiency | None = None
+    weight_bytes: Fraction | None = None  # a GEMM's [k, n] operand packed (4-bit engine)
 
     @property
     def defaults(self) -> AcceleratorProfile:
@@ -343,7 +345,11 @@ class Device:
                             f"mma_rows={mma_rows} non-negative")  # fmt: skip
         x = self.dtype.bytes
         flops = 2 * m * n * k * batch
-        memory = self.memory_s((m * k + k * n + m * n) * x * batch)
+        if self.weight_bytes is None:
+            memory = self.memory_s((m * k + k * n + m * n) * x * batch)
+        else:  # W4A16: activations in the dtype, the weight operand packed (packed_weights)
+            moved = ((m * k + m * n) * x + k * n * self.weight_bytes) * batch
+            memory = self.memory_s(float(moved))
         measured = self._measured("compute", flops, "gemm")
         if measured is not None:
             compute = flops / (self.peak_flops_per_s * measured)

@@ -4,6 +4,7 @@ them): vLLM V1's defaults, each with its source."""
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
@@ -31,6 +32,7 @@ class EngineOptions:
     state_bytes: int = 4  # a Gated DeltaNet recurrent state element (deployment.engine_kv)
     window_read: float = 1.0  # a sliding layer's KV read per context token (window_read)
     attention_dp: int = 1  # SGLang's data-parallel attention ranks (perf.dp_attention)
+    packed: tuple[Fraction, str] | None = None  # 4-bit weights: bytes/element, parts
 
     def __post_init__(self) -> None:
         if self.launch_s < 0:

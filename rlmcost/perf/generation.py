@@ -154,6 +154,15 @@ class Engine:
         self.shard = engine_shard(arch, tp, self.options.attention_dp)  # perf.dp_attention
         self.gemm_device = weight_streaming_device(device)
         self.moe_device = fused_moe_device(device, self.gemm_device)
+        # a 4-bit engine's packed parts stream their packed bytes (parallel.packed_weights)
+        self.ffn_device = self.attention_device = self.gemm_device
+        if self.options.packed is not None:
+            per, parts = self.options.packed
+            self.moe_device = replace(self.moe_device, weight_bytes=per)
+            if parts != "experts":
+                self.ffn_device = replace(self.gemm_device, weight_bytes=per)
+            if parts == "linear":
+                self.attention_device = self.ffn_device
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
         self._fixed_cache: dict[int, float] = {}
@@ -161,7 +170,7 @@ class Engine:
         self._spec_cache: dict[int, tuple[float, float]] = {}
         self._draft = None if speculation is None else Engine(
             speculation.draft, device, tp, ep, kv_bytes, activation_bytes,
-            replace(self.options, step_overhead_s=0.0),
+            replace(self.options, step_overhead_s=0.0, packed=None),
         )  # fmt: skip
 
     # -- collectives --------------------------------------------------------------------------
@@ -182,18 +191,19 @@ class Engine:
         """GEMM seconds of one layer (dense, and MoE when the model has MoE layers, weighted
         by their counts) for ``m`` tokens, summed over the model's layers."""
         arch, sh, dev, n = self.arch, self.shard, self.gemm_device, self.options.attention_dp
+        ad, fd = self.attention_device, self.ffn_device  # packed or not (4-bit engines)
         d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
         p, ma = arch.ffn_kind.projections, attention_rows(m, n)  # DP attention: its rows
         if arch.is_mla:
-            attn = dk.mla_layer_gemms_s(dev, arch, self.tp // n, ma, self.x)
+            attn = dk.mla_layer_gemms_s(ad, arch, self.tp // n, ma, self.x)
         else:
-            attn = dev.gemm_s(ma, q + 2 * kv, d) + dev.gemm_s(ma, d, q)
+            attn = ad.gemm_s(ma, q + 2 * kv, d) + ad.gemm_s(ma, d, q)
         total = 0.0
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
         free = int(arch.n_ffn_free_layers)  # Nemotron-H's mixer-only layers: no FFN
         if dense:
             ff = int(sh.d_ff)
-            ffn = dev.gemm_s(m, (p - 1) * ff, d) + dev.gemm_s(m, d, ff)
+            ffn = fd.gemm_s(m, (p - 1) * ff, d) + fd.gemm_s(m, d, ff)
             total += dense * (attn + ffn) - (0 if arch.is_moe else free * ffn)
         moe = int(arch.n_moe_layers) if arch.is_moe else 0
         if moe:
@@ -206,12 +216,12 @@ class Engine:
             layer += (fused.gemm_s(rows, (p - 1) * de, w, local, fm)
                       + fused.gemm_s(rows, w, de, local, fm))  # fmt: skip
             if lat:  # latent fc1/fc2: vLLM's ReplicatedLinear, whole on each TP rank
-                layer += dev.gemm_s(m, lat, d) + dev.gemm_s(m, d, lat)
+                layer += fd.gemm_s(m, lat, d) + fd.gemm_s(m, d, lat)
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
-                layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
+                layer += fd.gemm_s(m, (p - 1) * ds, d) + fd.gemm_s(m, d, ds)
             total += moe * layer - free * (layer - attn)
-        return total + linear_gemms_delta_s(arch, sh, dev, m) + gate_gemms_s(arch, sh, dev, m)
+        return total + linear_gemms_delta_s(arch, sh, ad, m) + gate_gemms_s(arch, sh, dev, m)
 
     def _elementwise_s(self, m: int) -> float:
         """Norms, residual adds, FFN activation and RoPE of ``m`` tokens over all layers."""

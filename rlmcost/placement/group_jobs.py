@@ -45,6 +45,7 @@ from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.packed_weights import engine_packed
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.decode_kernels import dsa_bound_per_token
 from rlmcost.perf.deepspeed_chat import hybrid_engine_launch_s
@@ -238,6 +239,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         launch_s=launch * g.s.hardware.host_time_factor,
         chunk_tokens=batched_tokens(g) if kind in ("vllm", "megatron") else CHUNK_TOKENS,
         attention_dp=layout.attention_dp,  # SGLang's DP attention (perf.dp_attention)
+        packed=engine_packed(wl),  # a 4-bit engine's packed weights (parallel.packed_weights)
         **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
                         lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip

@@ -10,6 +10,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.choices import Dtype
 from rlmcost.deployment.engine_kv import keeps_window, state_dtype, swa_pool
+from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.inputs import Setup, engine_for
@@ -44,6 +45,12 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
             update.update(weight_dtype=dtype, compute_dtype=dtype)
         if dtype is Dtype.FP8 and wl.weight_dtype.bytes == 2:  # its 16-bit parts (breakdown)
             update["unquantized_dtype"] = wl.weight_dtype
+        if engine.weight_format is not None:  # 4-bit parts (parallel.packed_weights)
+            if engine.weight_parts == "experts" and not setup.arch(task.role).is_moe:
+                raise SpecError(f"--rollout-weights {engine.weight_format}:experts: "
+                                f"{setup.specs[task.role].name} has no routed experts; give "
+                                ":mlp or :linear")  # fmt: skip
+            update.update(packed_format=engine.weight_format, packed_parts=engine.weight_parts)
         # the engine's cache (engine_kv): keys and values in its KV-cache dtype, the Gated
         # DeltaNet state in its dtype (vLLM's "auto": the checkpoint's, FP8 weights or not)
         # and the conv state in the model's, sliding layers at their window

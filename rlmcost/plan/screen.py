@@ -204,6 +204,11 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     eng_dtype = None if base.deployment.ideal else base.deployment.engine.dtype
     refit = float(spec_params(spec) * dtypes.weight_dtype.bytes)
     engine = float(spec_params(spec) * (eng_dtype or dtypes.weight_dtype).bytes)
+    packed = None if base.deployment.ideal else base.deployment.engine.weight_format
+    if packed is not None:  # every parameter at the 4-bit format's bytes: still a lower bound
+        from rlmcost.parallel.packed_weights import FORMATS
+
+        engine = float(spec_params(spec) * FORMATS[packed])
     return Query(
         arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
         seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,

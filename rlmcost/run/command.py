@@ -73,7 +73,9 @@ def field_flags(prefix: str = "") -> dict[str, str]:
     from its deployment (``prefix`` "deployment"), so that a bad value is reported under the
     flag the user typed (:func:`rlmcost.specs.validation.build`)."""
     dep = {**{f"train.{k}": v for k, v in _TRAIN_FLAGS.items()},
-           **{f"engine.{k}": v for k, v in _ENGINE_FLAGS.items()}, **_DEPLOYMENT_FLAGS}
+           **{f"engine.{k}": v for k, v in _ENGINE_FLAGS.items()}, **_DEPLOYMENT_FLAGS,
+           "engine.weight_format": "--rollout-weights",
+           "engine.weight_parts": "--rollout-weights"}  # FORMAT[:PARTS], one flag
     if prefix == "deployment":
         return dep
     out = {**{f"algorithm.{k}": v for k, v in _ALGO_FLAGS.items()},
@@ -237,6 +239,9 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--max-num-seqs", "0"]  # the engine's own default over the preset's cap
     if e.block_size != e0.block_size:  # EP: --rollout-ep (_ENGINE_FLAGS)
         raise SpecError("no flag sets the engine's block size; use `rlmcost run FILE`")
+    if e.weight_format is not None:  # FORMAT[:PARTS]
+        parts = "" if e.weight_parts == "linear" else f":{e.weight_parts}"
+        words += ["--rollout-weights", f"{e.weight_format}{parts}"]
     words.append("--sleep" if e.sleep else "--no-sleep")
     words += ["--enforce-eager"] if e.eager else []
     if e.prefix_caching is not None:

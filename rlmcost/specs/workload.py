@@ -64,6 +64,17 @@ class Workload(Checked):
         "experts only: rlmcost.parallel.breakdown.unquantized_params); None: all in "
         "weight_dtype",
     )
+    packed_format: str | None = Field(
+        default=None,
+        description="generation: the 4-bit format an engine serves its packed_parts in "
+        "(nvfp4, mxfp4, int4-g32, int4-g128; W4A16, the rest in weight_dtype; "
+        "rlmcost.parallel.packed_weights); None: no 4-bit weights",
+    )
+    packed_parts: str = Field(
+        default="linear",
+        description="generation: which weights take packed_format: linear (every Linear "
+        "layer and expert), mlp (FFNs and experts) or experts (routed experts)",
+    )
     param_dtype: Dtype | None = Field(
         default=None,
         description="what a trainer stores its parameters and gradients in (None: "
