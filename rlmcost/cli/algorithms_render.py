@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlmcost.cli._render import note, print_table
+from rlmcost.cli.dtype_words import kv_words
 
 
 def render(e: Any, run: Any = None) -> None:
@@ -305,17 +306,6 @@ def _compare_caption(e: Any) -> str:
         f"lower bound, {e.calibration}; {_dtypes(e)}; USD at --price or the cited list price "
         "per GPU-hour (-: not priced)."
     )
-
-
-def kv_words(e: Any) -> str:
-    """The KV cache's dtype in words: the workload's, and the engines' own where a deployed
-    engine keeps its cache in another (``EngineSpec.kv_cache_dtype``)."""
-    w, d = e.workload, e.deployment
-    own = set()
-    if d is not None and not d.ideal:
-        engines = [d.engine, *(g.engine for g in d.groups or () if g.engine is not None)]
-        own = {str(x.kv_cache_dtype) for x in engines if x.kv_cache_dtype not in (None, w.kv_dtype)}
-    return f"{w.kv_dtype}" + (f" ({'/'.join(sorted(own))} in the engines)" if own else "")
 
 
 def _dtypes(e: Any) -> str:

@@ -23,7 +23,8 @@ CAPTION = (
 def _caption(e: Any) -> str:
     """:data:`CAPTION` after the dtypes of ``e``'s deployment: its trainers' model states (the
     default NeMo RL preset stores fp32 weights and gradients, not bf16), activations, KV cache."""
-    from rlmcost.cli.algorithms_render import _states, kv_words
+    from rlmcost.cli.algorithms_render import _states
+    from rlmcost.cli.dtype_words import kv_words
 
     w = e.workload
     return (f"Trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{kv_words(e)}; "

@@ -11,8 +11,7 @@ integer arithmetic: the data split (``data_share``), the pipeline stages
 (``pipeline_split.stage_layer_counts``, shared), ZeRO's model-state bytes
 (``zero.model_state_bytes_per_rank``) and the layout rules (``validate.check_layout``, called
 for its one-line message when a rule fails). The in-flight micro-batches come from
-:mod:`rlmcost.parallel.pipeline` itself.
-"""
+:mod:`rlmcost.parallel.pipeline` itself."""
 
 from __future__ import annotations
 
@@ -22,11 +21,11 @@ from functools import cache
 from math import ceil
 from typing import Any
 
-from rlmcost.choices import Dtype, Head
+from rlmcost.choices import Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled.dtypes import Dtypes
 from rlmcost.compiled.runtime import ceil_div
-from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.parallel import breakdown as bd
 from rlmcost.parallel import framework_memory as fm
@@ -40,53 +39,6 @@ from rlmcost.specs.workload import SGLANG_SWA_FULL_TOKENS_RATIO
 
 __all__ = ["MemoryBreakdown", "Mode", "Dtypes", "layout_ok", "memory_per_rank", "memory_per_stage",
            "saved_bytes", "stage_layers"]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Dtypes:
-    """Bytes per element of what memory holds, and the GEMM dtype whose peak bounds compute;
-    the defaults are ``specs.Workload()``'s (bf16 weights, gradients, activations, KV cache
-    and compute; fp32 logits). ``param``: a trainer's stored parameters and gradients
-    (``Workload.param_dtype``; None: ``weight``); ``grad``: its gradients where they are wider
-    (``Workload.grad_dtype``; None: ``param``)."""
-
-    weight: int = Dtype.BF16.bytes
-    activation: int = Dtype.BF16.bytes
-    kv: int = Dtype.BF16.bytes
-    logits: int = Dtype.FP32.bytes
-    compute: Dtype = Dtype.BF16
-    param: int | None = None
-    state: int | None = None  # a linear layer's recurrent state (None: kv)
-    kv_window: bool = False  # sliding layers keep their window (Workload.kv_window)
-    grad: int | None = None  # a trainer's gradient buffer (Workload.grad_dtype; None: param)
-    kv_swa_pool: bool = False  # SGLang's SWA pool (Workload.kv_swa_pool)
-    unquantized: int | None = None  # an FP8 engine's 16-bit parts (Workload.unquantized_dtype)
-    conv: int | None = None  # a linear layer's conv state (Workload.conv_dtype; None: kv)
-    packed: str | None = None  # a 4-bit engine's format (Workload.packed_format)
-    packed_parts: str = "linear"  # which weights take it (Workload.packed_parts)
-
-    @classmethod
-    def of(cls, workload: Any | None) -> Dtypes:
-        """The dtypes of a ``specs.Workload`` (or any object with its dtype fields)."""
-        if workload is None:
-            return _DEFAULT
-        return cls(workload.weight_dtype.bytes, workload.activation_dtype.bytes,
-                   workload.kv_dtype.bytes, workload.logits_dtype.bytes, workload.compute_dtype,
-                   _nbytes(workload, "param_dtype"), _nbytes(workload, "state_dtype"),
-                   bool(getattr(workload, "kv_window", False)), _nbytes(workload, "grad_dtype"),
-                   bool(getattr(workload, "kv_swa_pool", False)),
-                   _nbytes(workload, "unquantized_dtype"),
-                   _nbytes(workload, "conv_dtype"), getattr(workload, "packed_format", None),
-                   getattr(workload, "packed_parts", "linear"))  # fmt: skip
-
-
-def _nbytes(workload: Any, name: str) -> int | None:
-    """The bytes of ``workload``'s optional dtype ``name`` (None: unset)."""
-    d = getattr(workload, name, None)
-    return None if d is None else d.bytes
-
-
-_DEFAULT = Dtypes()
 
 
 def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
@@ -310,9 +262,9 @@ def memory_per_stage(
             p = StageParams(_whole(p.dense + (n_dense + n_moe - n_lin) * more), p.expert,
                             p.largest_unit)  # fmt: skip
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
-        dw += bd.unquantized_extra_bytes(a, tp, stage, w, kept16)
-        if dt.packed is not None and mode is Mode.GENERATE:  # a 4-bit engine's packed parts
-            dw -= packed_saving_bytes(a, layout, stage, dt.packed_parts, dt.packed, w)
+        dw += bd.unquantized_extra_bytes(a, tp, stage, w, kept16) - (packed_saving_bytes(
+            a, layout, stage, dt.packed_parts, dt.packed, w) if dt.packed and mode is
+            Mode.GENERATE else 0)  # a 4-bit engine's packed parts
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
         if train and layout.pp_fsdp_gathered:  # FSDP2 in torch's pipelining

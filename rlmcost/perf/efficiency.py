@@ -85,12 +85,10 @@ an assumption of the order of the CUDA launch latency; it matters only for tiny 
 A measured calibration profile (:class:`~rlmcost.calibrate.profile.Profile`, any
 :class:`~rlmcost.timing.Efficiency`) replaces the defaults where it has a table: GEMMs take its
 "gemm" efficiency at their FLOPs, fused attention its "attention" table, memory-bound kernels
-its "copy" bandwidth.
-"""
+its "copy" bandwidth."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 from math import ceil
 from typing import TYPE_CHECKING
 
@@ -302,7 +300,7 @@ class Device:
     dtype: Dtype = Dtype.BF16
     profile: AcceleratorProfile | None = None
     measured: Efficiency | None = None
-    weight_bytes: Fraction | None = None  # a GEMM's [k, n] operand packed (4-bit engine)
+    weight_bytes: float | None = None  # a GEMM's [k, n] operand packed (4-bit engine; exact)
 
     @property
     def defaults(self) -> AcceleratorProfile:
@@ -345,11 +343,7 @@ class Device:
                             f"mma_rows={mma_rows} non-negative")  # fmt: skip
         x = self.dtype.bytes
         flops = 2 * m * n * k * batch
-        if self.weight_bytes is None:
-            memory = self.memory_s((m * k + k * n + m * n) * x * batch)
-        else:  # W4A16: activations in the dtype, the weight operand packed (packed_weights)
-            moved = ((m * k + m * n) * x + k * n * self.weight_bytes) * batch
-            memory = self.memory_s(float(moved))
+        memory = self.memory_s(((m * k + m * n) * x + k * n * (self.weight_bytes or x)) * batch)
         measured = self._measured("compute", flops, "gemm")
         if measured is not None:
             compute = flops / (self.peak_flops_per_s * measured)

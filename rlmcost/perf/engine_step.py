@@ -51,6 +51,19 @@ class EngineOptions:
             raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
 
 
+def packed_devices(gemm: Device, moe: Device,
+                   packed: tuple[Fraction, str] | None) -> tuple[Device, ...]:  # fmt: skip
+    """(attention, FFN, expert) devices of an engine whose ``packed`` parts (bytes per element,
+    parts; ``EngineOptions.packed``) stream their packed weights (``Device.weight_bytes``;
+    :mod:`rlmcost.parallel.packed_weights`): experts always, FFNs unless only experts are
+    packed, attention (and linear-attention mixers) where every Linear layer is."""
+    if packed is None:
+        return gemm, gemm, moe
+    per, parts = packed
+    ffn = gemm if parts == "experts" else replace(gemm, weight_bytes=float(per))  # 9/16 ...:
+    return (ffn if parts == "linear" else gemm), ffn, replace(moe, weight_bytes=float(per))  # exact
+
+
 def window_read(window: int, prompt: int, response: int) -> float:
     """The keys a sliding-window layer reads over one sequence's decode, as a fraction of a
     full layer's: sum_{c=S+1}^{S+T} min(c, W) / sum_{c=S+1}^{S+T} c (``blocks.window.

@@ -85,8 +85,7 @@ The roofline bound of a step (:mod:`rlmcost.timing`) reads every weight once, th
 embedding table included, of which a step only gathers ``a`` rows; so the kernel sum here is at
 least the bound less the embedding's bytes at HBM bandwidth (kernels read the other weights and
 the KV cache, do at least the bound's FLOPs, at efficiencies at most 1), and the rollout
-timeline takes the larger of the two per step.
-"""
+timeline takes the larger of the two per step."""
 
 from __future__ import annotations
 
@@ -110,6 +109,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     LOGITS_BYTES,
     DecodeStep,
     EngineOptions,
+    packed_devices,
     weight_streaming_device,
 )
 from rlmcost.perf.fused_moe import fused_moe_device
@@ -153,16 +153,8 @@ class Engine:
         self.value_head = value_head
         self.shard = engine_shard(arch, tp, self.options.attention_dp)  # perf.dp_attention
         self.gemm_device = weight_streaming_device(device)
-        self.moe_device = fused_moe_device(device, self.gemm_device)
-        # a 4-bit engine's packed parts stream their packed bytes (parallel.packed_weights)
-        self.ffn_device = self.attention_device = self.gemm_device
-        if self.options.packed is not None:
-            per, parts = self.options.packed
-            self.moe_device = replace(self.moe_device, weight_bytes=per)
-            if parts != "experts":
-                self.ffn_device = replace(self.gemm_device, weight_bytes=per)
-            if parts == "linear":
-                self.attention_device = self.ffn_device
+        self.attention_device, self.ffn_device, self.moe_device = packed_devices(  # 4-bit
+            self.gemm_device, fused_moe_device(device, self.gemm_device), self.options.packed)
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
         self._fixed_cache: dict[int, float] = {}

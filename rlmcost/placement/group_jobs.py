@@ -52,8 +52,7 @@ from rlmcost.perf.deepspeed_chat import hybrid_engine_launch_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import host_options
-from rlmcost.perf.engine_step import CHUNK_TOKENS
-from rlmcost.perf.generation import Engine, EngineOptions
+from rlmcost.perf.generation import CHUNK_TOKENS, Engine, EngineOptions
 from rlmcost.placement.admission import in_arrival
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.engine_budget import RUNNING, batched_tokens, cap_source, running_cap
@@ -238,8 +237,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
         chunk_tokens=batched_tokens(g) if kind in ("vllm", "megatron") else CHUNK_TOKENS,
-        attention_dp=layout.attention_dp,  # SGLang's DP attention (perf.dp_attention)
-        packed=engine_packed(wl),  # a 4-bit engine's packed weights (parallel.packed_weights)
+        attention_dp=layout.attention_dp, packed=engine_packed(wl),  # DP attention, 4-bit weights
         **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
                         lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip

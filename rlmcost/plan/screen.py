@@ -53,8 +53,7 @@ the trainer's TP x PP shard per decode step at least; the replica rule leaves it
 
 Host memory is not screened (it only prunes less; the exact evaluation drops a node over its
 host, :mod:`rlmcost.placement.host_memory`). ``tests/test_plan_screen.py`` checks both bounds
-on random candidates; float64 (bytes exact below 2^53); throughput: benchmarks/bench_plan.py.
-"""
+on random candidates; float64 (bytes exact below 2^53); throughput: benchmarks/bench_plan.py."""
 
 from __future__ import annotations
 
@@ -62,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
+from rlmcost.parallel.packed_weights import FORMATS
 from rlmcost.plan.families import ROLLOUT
 from rlmcost.plan.screen_refit import distinct, refit_apart_s
 
@@ -201,14 +201,10 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
     # a streaming rollout (--partial-rollout) has no longest sample per iteration: no steps
     steps = max(0, longest - 1) if generates and not base.deployment.partial_rollout else 0
-    eng_dtype = None if base.deployment.ideal else base.deployment.engine.dtype
-    refit = float(spec_params(spec) * dtypes.weight_dtype.bytes)
-    engine = float(spec_params(spec) * (eng_dtype or dtypes.weight_dtype).bytes)
-    packed = None if base.deployment.ideal else base.deployment.engine.weight_format
-    if packed is not None:  # every parameter at the 4-bit format's bytes: still a lower bound
-        from rlmcost.parallel.packed_weights import FORMATS
-
-        engine = float(spec_params(spec) * FORMATS[packed])
+    e, ideal, n = base.deployment.engine, base.deployment.ideal, spec_params(spec)
+    eng_dtype, refit = None if ideal else e.dtype, float(n * dtypes.weight_dtype.bytes)
+    engine = float(n * (FORMATS[e.weight_format] if e.weight_format and not ideal  # all 4-bit:
+                        else (eng_dtype or dtypes.weight_dtype).bytes))  # still a lower bound
     return Query(
         arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
         seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,
@@ -222,15 +218,14 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         refit_apart=_refit_apart(estimate),
         pool=tuple(get_hardware(h) for h, _ in pool),
         kv_kept=_kv_kept(base),
-        engine_ep=base.deployment.engine.ep * (str(base.deployment.engine.kind) == "megatron"),
+        engine_ep=e.ep * (str(e.kind) == "megatron"),
     )  # fmt: skip
 
 
 def _kv_kept(base: Run) -> bool:
     """Whether ``base``'s engine is Megatron-core's with its pool kept on the GPU while the
     trainer runs (``kv_cache_management_mode: persist``, ``--no-sleep``: the train job holds
-    it as its ``engine`` term, :meth:`~rlmcost.placement.group_engine.GroupEngine.
-    reservation`)."""
+    it as its ``engine`` term, ``placement.group_engine.GroupEngine.reservation``)."""
     from rlmcost.plan.mcore import is_megatron
 
     d = base.deployment

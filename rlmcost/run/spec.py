@@ -18,8 +18,7 @@ It reads and writes YAML and JSON (:meth:`Run.from_yaml`, :meth:`Run.from_json`,
 :meth:`Run.to_yaml`, :meth:`Run.to_json`) and says the CLI line that reproduces it
 (:meth:`Run.to_command`, in :mod:`rlmcost.run.command`). Every field has a default, so ``Run()``
 is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to import
-(pydantic only).
-"""
+(pydantic only)."""
 
 # No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
 # (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
@@ -56,21 +55,17 @@ class AlgorithmSpec(Checked):
         default=None, ge=1, description="samples (B x K) per optimizer step, N_mini = B x K / "
         "this (NeMo RL policy.train_global_batch_size); not with mini_batches",
     )
-    oversample: str | None = Field(
-        default=None, description="rho, generated / kept (DAPO), exact: '3', '1.5' or '3/2'"
-    )
+    oversample: str | None = Field(default=None, description="rho, generated / kept (DAPO), "
+                                   "exact: '3', '1.5' or '3/2'")
     prm_steps: int | None = Field(default=None, ge=1, description="N_step scored by a PRM")
     judge_len: int | None = Field(default=None, ge=1, description="T_j, judge tokens")
-    recompute_logprobs: bool = Field(
-        default=False, description="old log-probs by an extra actor forward (verl, OpenRLHF)"
-    )
+    recompute_logprobs: bool = Field(default=False, description="old log-probs by an extra "
+                                     "actor forward (verl, OpenRLHF)")
     kl: bool = Field(default=True, description="False: KL coefficient 0, no reference model")
     ref_precomputed: bool = Field(default=False, description="offline: reference once")
     rule_reward: bool = Field(default=False, description="a rule-based verifier, no RM")
-    kv_scales: bool = Field(
-        default=False, description="an actor forward over the training batch after each "
-        "update calibrates the engines' FP8 KV-cache scales (NeMo RL)"
-    )
+    kv_scales: bool = Field(default=False, description="after each update an actor forward "
+                            "calibrates the engines' FP8 KV-cache scales (NeMo RL)")
 
     @field_validator("oversample", mode="before")
     @classmethod
