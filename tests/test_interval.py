@@ -32,11 +32,16 @@ FRAMEWORKS = st.sampled_from(["none", "nemo-rl", "verl", "openrlhf", "trl", "sli
     sigma=st.sampled_from([None, "lognormal:300,0.5,1024", "lognormal:300,1.0,1024",
                            "reasoning"]),
     framework=FRAMEWORKS,
+    engine=st.sampled_from([None, {"kv_cache_dtype": "fp8"}, {"weight_format": "nvfp4"},
+                            {"weight_format": "int4-g128", "weight_parts": "mlp"}]),
 )
 def test_interval_holds_the_prediction(alg: str, gpus: int, placement: str,
-                                       sigma: str | None, framework: str) -> None:  # fmt: skip
+                                       sigma: str | None, framework: str,
+                                       engine: dict | None) -> None:  # fmt: skip
+    # also with an engine's FP8 KV cache and 4-bit weights (their bytes in the bound too)
+    more = {} if engine is None else {"deployment": {"engine": engine}}
     e = estimate(alg, "qwen2.5-0.5b", gpus=gpus, placement=placement, batch=16,
-                 response_len=1024, length_dist=sigma, framework=framework)  # fmt: skip
+                 response_len=1024, length_dist=sigma, framework=framework, **more)  # fmt: skip
     low, high = e.time_interval_s
     assert e.time_lower_bound_s <= low + 1e-9
     assert low <= e.time_s <= high
