@@ -8,8 +8,12 @@ entry in ``EngineArgs.get_batch_defaults`` and falls through to
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
+from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.frameworks.nemo_rl_vllm import (
     ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS,
@@ -90,3 +94,20 @@ def test_quantization_aware_rl_real_quant_serves_nvfp4() -> None:
     fake = import_nemo_rl(CFG, [f"{G}.quant_cfg={mlp}"], 200)
     assert "--rollout-weights" not in dict(fake.flags)
     assert any("fake-quantized layers" in n for n in fake.notes)
+
+
+def test_dynamic_sampling_is_dapo_with_the_batch_multiplier() -> None:
+    # nemo_rl/algorithms/grpo.py (7ea279abf) setup: a round generates int(num_prompts_per_step x
+    # batch_multiplier) prompts; dynamic_sampling keeps num_prompts_per_step x K samples
+    q = import_nemo_rl(CFG, ["grpo.use_dynamic_sampling=true", "grpo.batch_multiplier=3"], 200)
+    f = dict(q.flags)
+    assert q.algorithm == "dapo" and f["--oversample"] == 3
+    assert "--kl" not in f and "--no-kl" not in f  # dapo has no reference
+    assert any("one round assumed" in n for n in q.notes)
+    half = import_nemo_rl(CFG, ["grpo.use_dynamic_sampling=true", "grpo.batch_multiplier=1.5",
+                                "grpo.num_prompts_per_step=5",
+                                "policy.train_global_batch_size=80"], 200)  # fmt: skip
+    assert dict(half.flags)["--oversample"] == Fraction(7, 5)  # int(5 x 1.5) = 7
+    assert import_nemo_rl(CFG, [], 200).algorithm == "rlvr"
+    with pytest.raises(SpecError, match="NeMo RL refuses it"):
+        import_nemo_rl(CFG, ["grpo.batch_multiplier=1.5"], 200)

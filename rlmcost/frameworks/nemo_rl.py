@@ -29,6 +29,7 @@ from rlmcost.frameworks.nemo_rl_dpo import DPO_IGNORED, dpo_workload, is_dpo
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
+from rlmcost.frameworks.nemo_rl_sampling import dynamic_sampling
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
@@ -99,6 +100,7 @@ def import_nemo_rl(
     q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
+    dynamic_sampling(r, q)
     _layout(r, q)
     import_engine(r, q)
     environment_workers(r, q)

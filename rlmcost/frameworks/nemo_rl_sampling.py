@@ -1,0 +1,55 @@
+"""NeMo RL import: dynamic sampling (``grpo.use_dynamic_sampling``, DAPO) as rlmcost's dapo.
+
+NeMo RL (nemo_rl/algorithms/grpo.py at 7ea279abf): with ``use_dynamic_sampling`` the dataloader
+hands each generation round ``int(num_prompts_per_step x batch_multiplier)`` prompts (``setup``:
+"generation prompt batch size will equal num_prompts_per_step * batch_multiplier"; a
+``batch_multiplier`` other than 1 without it is refused there); ``dynamic_sampling`` keeps the
+prompt groups whose rewards differ (std != 0) and, while fewer than ``num_prompts_per_step x
+num_generations_per_prompt`` samples are kept, generates another round (at most
+``dynamic_sampling_max_gen_batches``); the surplus is sliced off and the step trains that many.
+That is rlmcost's dapo with ``--oversample`` = rounds x generated / trained prompts; the rounds
+follow from the share of groups kept, which no config says: one round is assumed (the fewest),
+stated in a note. A round is one synchronous ``generate`` of all its prompts' samples, so the
+engines batch them continuously (no ``--sequences-per-call``)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.result import ImportedQuery, option_key
+
+
+def dynamic_sampling(r: Reader, q: ImportedQuery) -> None:
+    """``grpo.use_dynamic_sampling`` and ``grpo.batch_multiplier`` (module docstring): the
+    query becomes ``dapo`` with ``--oversample``; nothing when dynamic sampling is off."""
+    mult = Fraction(str(r.raw("grpo.batch_multiplier", 1)))
+    if not r.flag("grpo.use_dynamic_sampling", False):
+        if mult != 1:
+            raise SpecError(f"{r.where}: grpo.batch_multiplier {float(mult):g} without "
+                            "grpo.use_dynamic_sampling: NeMo RL refuses it (grpo.py setup: "
+                            "'batch_multiplier>1 can only be used if use_dynamic_sampling=True'); "
+                            "give grpo.batch_multiplier=1 or grpo.use_dynamic_sampling=true "
+                            "after the file")  # fmt: skip
+        return
+    prompts = r.integer("grpo.num_prompts_per_step", 32)
+    cap = r.integer("grpo.dynamic_sampling_max_gen_batches", 10, lo=1)
+    generated = int(prompts * mult)  # grpo.py setup: int(num_prompts_per_step * multiplier)
+    if generated < prompts:
+        raise SpecError(f"{r.where}: grpo.batch_multiplier {float(mult):g} generates "
+                        f"{generated} prompts a round, fewer than the {prompts} a step trains")
+    rho = Fraction(generated, prompts)
+    kl = "--kl" in dict(q.flags)  # dapo has no reference: neither --kl nor --no-kl
+    q.flags = [(f, v) for f, v in q.flags if option_key(f) != option_key("--kl")]
+    q.algorithm = "dapo"
+    q.convert(f"grpo.batch_multiplier={float(mult):g}", "--oversample", rho,
+              f"generated / trained prompts: int({prompts} x {float(mult):g}) / {prompts} = "
+              f"{float(rho):g}, one sampling round", default=None)  # fmt: skip
+    q.note(f"grpo.use_dynamic_sampling (DAPO): rounds of {generated} prompts until {prompts} "
+           f"groups with differing rewards are kept, at most {cap}; one round assumed (the "
+           f"share kept is not in the config; k rounds: --oversample {{k x {generated} / "
+           f"{prompts}}})")  # fmt: skip
+    if kl:
+        q.note("KL with dynamic sampling: rlmcost's dapo has no reference (its forward not "
+               "counted)")
