@@ -111,3 +111,15 @@ def test_dynamic_sampling_is_dapo_with_the_batch_multiplier() -> None:
     assert import_nemo_rl(CFG, [], 200).algorithm == "rlvr"
     with pytest.raises(SpecError, match="NeMo RL refuses it"):
         import_nemo_rl(CFG, ["grpo.batch_multiplier=1.5"], 200)
+
+
+def test_optimizer_offload_for_the_log_prob_forwards() -> None:
+    # dtensor_policy_worker.py prepare_for_lp_inference (7ea279abf): the optimizer to the host
+    # before the log-prob forwards, back in prepare_for_training; engines apart
+    apart = ["policy.generation.colocated.enabled=false",
+             "policy.generation.colocated.resources.gpus_per_node=4"]  # fmt: skip
+    on = import_nemo_rl(CFG, [*apart, "policy.offload_optimizer_for_logprob=true"], 200)
+    assert dict(on.flags)["--offload"] == "optimizer-idle"
+    assert "policy.offload_optimizer_for_logprob" not in on.ignored
+    off = import_nemo_rl(CFG, apart, 200)
+    assert dict(off.flags)["--offload"] == ""

@@ -147,6 +147,10 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
         tp = _vllm_engine(r, q, g)
         layout = f"tp={tp}"
     offload = dict(q.flags).get("--offload")
+    # prepare_for_lp_inference moves the optimizer's states to the host before the log-prob
+    # forwards, prepare_for_training back (dtensor_policy_worker.py, megatron_policy_worker.py
+    # at 7ea279abf): colocated, the refit's offload does so already
+    lp = r.flag("policy.offload_optimizer_for_logprob", False)
     if r.flag(f"{g}.colocated.enabled", True):
         for key in ("gpus_per_node", "num_nodes"):
             r.raw(f"{g}.colocated.resources.{key}")
@@ -158,8 +162,10 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
             q.set("--offload", f"{offload or 'optimizer-idle'}" + (",params-idle" if params
                   else "") + (",grads-idle" if trainer else ""))  # fmt: skip
         return
-    if offload is None:
-        q.set("--offload", "")  # apart: the policy keeps its states (no refit offload)
+    if offload is None:  # apart: the policy keeps its states (no refit offload)
+        q.convert(f"policy.offload_optimizer_for_logprob={str(lp).lower()}", "--offload",
+                  "optimizer-idle" if lp else "", "the optimizer's states on the host outside "
+                  "the update" if lp else "the policy keeps its states (engines apart)")
     gpus = dict(q.flags)["--gpus"]
     per_node = r.integer(f"{g}.colocated.resources.gpus_per_node", None)
     nodes = r.integer(f"{g}.colocated.resources.num_nodes", None)
