@@ -123,3 +123,17 @@ def test_optimizer_offload_for_the_log_prob_forwards() -> None:
     assert "policy.offload_optimizer_for_logprob" not in on.ignored
     off = import_nemo_rl(CFG, apart, 200)
     assert dict(off.flags)["--offload"] == ""
+
+
+@pytest.mark.parametrize("section, why", [
+    ("ppo", "a PPO config"), ("sft", "supervised fine-tuning"), ("rm", "reward-model training"),
+    ("distillation", "on-policy distillation"),
+])  # fmt: skip
+def test_trainers_rlmcost_does_not_price_are_refused(tmp_path: Path, section: str,
+                                                     why: str) -> None:  # fmt: skip
+    # examples/configs/{ppo_math_1B,sft,rm,distillation_math}.yaml (7ea279abf): their top-level
+    # section names the entry point; they were read as GRPO from defaults before
+    cfg = tmp_path / f"{section}.yaml"
+    cfg.write_text(f"{section}:\n  seed: 42\npolicy:\n  model_name: Qwen/Qwen2.5-1.5B\n")
+    with pytest.raises(SpecError, match=why):
+        import_nemo_rl(cfg, [], 200)

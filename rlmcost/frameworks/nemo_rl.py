@@ -28,8 +28,9 @@ from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_dpo import DPO_IGNORED, dpo_workload, is_dpo
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
+from rlmcost.frameworks.nemo_rl_kind import check_kind
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
-from rlmcost.frameworks.nemo_rl_sampling import dynamic_sampling
+from rlmcost.frameworks.nemo_rl_sampling import dynamic_sampling, fused_logprobs
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
@@ -81,6 +82,7 @@ def import_nemo_rl(
     where = f"NeMo RL config {Path(path).name}"
     data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
     r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
+    check_kind(r)  # PPO, SFT, RM and distillation configs: refused with the reason
     q = ImportedQuery("nemo-rl", str(path))
     if bases:
         q.note(f"defaults: merged as NeMo RL does (nemo_rl/utils/config.py): {', '.join(bases)}")
@@ -266,7 +268,7 @@ def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:
     q.set("--zero", zero)
     q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp, pairs)
-    q.set("--logits", "materialized")
+    fused_logprobs(r, q, megatron, cp)
     nemo_rl_lora(r, q, megatron)
 
 

@@ -1,4 +1,5 @@
-"""NeMo RL import: dynamic sampling (``grpo.use_dynamic_sampling``, DAPO) as rlmcost's dapo.
+"""NeMo RL import: dynamic sampling (``grpo.use_dynamic_sampling``, DAPO) as rlmcost's dapo, and
+the fused linear log-probs (:func:`fused_logprobs`).
 
 NeMo RL (nemo_rl/algorithms/grpo.py at 7ea279abf): with ``use_dynamic_sampling`` the dataloader
 hands each generation round ``int(num_prompts_per_step x batch_multiplier)`` prompts (``setup``:
@@ -53,3 +54,25 @@ def dynamic_sampling(r: Reader, q: ImportedQuery) -> None:
     if kl:
         q.note("KL with dynamic sampling: rlmcost's dapo has no reference (its forward not "
                "counted)")
+
+
+def fused_logprobs(r: Reader, q: ImportedQuery, megatron: bool, cp: int) -> None:
+    """``policy.megatron_cfg.use_fused_linear_logprobs`` (Megatron only): NeMo RL computes the
+    log-probs from the hidden states in chunks of ``fused_linear_logprobs_chunk_size`` tokens,
+    never the whole [tokens, vocabulary] logits (nemo_rl/algorithms/grpo.py ``setup``,
+    nemo_rl/models/megatron/train.py at 7ea279abf): ``--logits fused``; else DistributedLogprob's
+    materialized fp32 log-softmax. NeMo RL refuses it with sequence packing (GRPO) and with
+    context parallelism (grpo.py, megatron/setup.py asserts), so the import does too."""
+    r.raw("policy.megatron_cfg.fused_linear_logprobs_chunk_size")
+    if not (megatron and r.flag("policy.megatron_cfg.use_fused_linear_logprobs", False)):
+        q.set("--logits", "materialized")
+        return
+    if "--packing" in dict(q.flags) and q.algorithm != "dpo":
+        raise SpecError(f"{r.where}: use_fused_linear_logprobs with sequence packing: NeMo RL "
+                        "refuses it for GRPO (grpo.py: 'Linear CE fusion loss is not supported "
+                        "with sequence packing'); turn one off")  # fmt: skip
+    if cp > 1:
+        raise SpecError(f"{r.where}: use_fused_linear_logprobs with context parallelism {cp}: "
+                        "NeMo RL refuses it (megatron/setup.py); turn one off")
+    q.convert("policy.megatron_cfg.use_fused_linear_logprobs=true", "--logits", "fused",
+              "log-probs from the hidden states in sequence chunks, no full logits tensor")

@@ -1,0 +1,38 @@
+"""NeMo RL import: which trainer a config is for, by its top-level section as NeMo RL's example
+entry points read them (NVIDIA-NeMo/RL at 7ea279abf: examples/run_grpo.py reads ``grpo``,
+run_ppo.py ``ppo``, run_dpo.py ``dpo``, run_sft.py ``sft``, run_rm.py ``rm``,
+run_distillation.py ``distillation``). rlmcost prices GRPO (as ``rlvr``) and DPO; a PPO config,
+supervised fine-tuning, reward-model training and on-policy distillation are refused with the
+reason, never priced as GRPO from the defaults of keys the config does not have."""
+
+from __future__ import annotations
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+
+REFUSED = {
+    "ppo": "a PPO config (ppo section, examples/run_ppo.py: a value model trained beside the "
+           "policy for ppo_epochs per step); `rlmcost import nemo-rl` does not read its value "
+           "model yet: price it with `rlmcost ppo --framework nemo-rl --reward rule` and the "
+           "config's batch, epochs and layout",
+    "sft": "a supervised fine-tuning config (sft section, examples/run_sft.py), which rlmcost "
+           "does not price (it prices RL post-training)",
+    "rm": "a reward-model training config (rm section, examples/run_rm.py), which rlmcost does "
+          "not price",
+    "distillation": "an on-policy distillation config (distillation section, examples/"
+                    "run_distillation.py: the student generates, a teacher scores its tokens), "
+                    "which rlmcost does not model; the nearest is `rlmcost grpo --ref TEACHER` "
+                    "(the reference forward as the teacher's)",
+}  # fmt: skip
+"""Top-level sections of configs `rlmcost import nemo-rl` refuses, and why."""
+
+
+def check_kind(r: Reader) -> None:
+    """SpecError for a config of a trainer rlmcost does not price (:data:`REFUSED`): one with
+    such a section and no ``grpo`` or ``dpo`` one."""
+    keys = {k.split(".", 1)[0] for k in r.flat}
+    if keys & {"grpo", "dpo"}:
+        return
+    for section, why in REFUSED.items():
+        if section in keys:
+            raise SpecError(f"{r.where}: {why}")
