@@ -149,11 +149,12 @@ def test_deepseek_r1_script_and_the_int4_thinking_checkpoint() -> None:
     # checkpoint of DeepSeek R1", docs/en/examples/deepseek-r1.md)
     assert _flags(import_slime(_args("deepseek-r1")))["--rollout-dtype"] == "fp8"
     # scripts/low_precision/run-kimi-k2-Thinking-int4.sh: --hf-checkpoint /root/Kimi-K2-Thinking/
-    # (INT4 experts): no INT4 rollout dtype in rlmcost, a note; run-kimi-k2-Thinking.sh's
-    # Kimi-K2-Thinking-fp8 folder is FP8 by its suffix
+    # (the published checkpoint's INT4 experts, group 32): served as stored, --rollout-weights;
+    # run-kimi-k2-Thinking.sh's Kimi-K2-Thinking-fp8 folder is FP8 by its suffix
     int4 = import_slime(["--hf-checkpoint", "/root/Kimi-K2-Thinking/", *BASE])
     assert "--rollout-dtype" not in _flags(int4)
-    assert any("a int4 rollout checkpoint" in n and "published" in n for n in int4.notes)
+    assert _flags(int4)["--rollout-weights"] == "int4-g32:experts"
+    assert any(c.flag == "--rollout-weights" and "published" in c.how for c in int4.conversions)
     fp8 = import_slime(["--hf-checkpoint", "/root/Kimi-K2-Thinking-fp8/", *BASE])
     assert _flags(fp8)["--rollout-dtype"] == "fp8"
 
