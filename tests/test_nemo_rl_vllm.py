@@ -126,14 +126,33 @@ def test_optimizer_offload_for_the_log_prob_forwards() -> None:
 
 
 @pytest.mark.parametrize("section, why", [
-    ("ppo", "a PPO config"), ("sft", "supervised fine-tuning"), ("rm", "reward-model training"),
+    ("sft", "supervised fine-tuning"), ("rm", "reward-model training"),
     ("distillation", "on-policy distillation"),
 ])  # fmt: skip
 def test_trainers_rlmcost_does_not_price_are_refused(tmp_path: Path, section: str,
                                                      why: str) -> None:  # fmt: skip
-    # examples/configs/{ppo_math_1B,sft,rm,distillation_math}.yaml (7ea279abf): their top-level
+    # examples/configs/{sft,rm,distillation_math}.yaml (7ea279abf): their top-level
     # section names the entry point; they were read as GRPO from defaults before
     cfg = tmp_path / f"{section}.yaml"
     cfg.write_text(f"{section}:\n  seed: 42\npolicy:\n  model_name: Qwen/Qwen2.5-1.5B\n")
     with pytest.raises(SpecError, match=why):
         import_nemo_rl(cfg, [], 200)
+
+
+def test_a_ppo_config_is_rlmcost_ppo_with_the_value_model_as_critic(tmp_path: Path) -> None:
+    # examples/configs/ppo_math_1B.yaml (7ea279abf): the ppo section's keys are the grpo
+    # section's; nemo_rl/algorithms/ppo.py: value forward, ppo_epochs x (value update, policy
+    # update); rewards from the environments
+    text = CFG.read_text().replace("grpo:", "ppo:", 1)
+    text += "\nvalue:\n  model_name: Qwen/Qwen2.5-0.5B\n"
+    cfg = tmp_path / "ppo.yaml"
+    cfg.write_text(text)
+    q = import_nemo_rl(cfg, ["ppo.ppo_epochs=2",
+                             "ppo.skip_reference_policy_logprobs_calculation=true"], 200)
+    f = dict(q.flags)
+    assert q.algorithm == "ppo" and f["--reward"] == "rule" and f["--epochs"] == 2
+    assert f["--critic"] == "Qwen/Qwen2.5-0.5B" and "--no-kl" in f
+    assert f["--batch"] == 32 and not any(k.startswith("grpo.") for k in q.ignored)
+    apart = import_nemo_rl(cfg, ["policy.generation.colocated.enabled=false",
+                                 "policy.generation.colocated.resources.gpus_per_node=4"], 200)
+    assert "actor+critic" in dict(apart.flags)["--groups"]  # the value model beside the policy

@@ -30,6 +30,7 @@ from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_kind import check_kind
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
+from rlmcost.frameworks.nemo_rl_ppo import is_ppo, own_names, ppo_aliases, ppo_query
 from rlmcost.frameworks.nemo_rl_sampling import dynamic_sampling, fused_logprobs
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
@@ -81,7 +82,11 @@ def import_nemo_rl(
     release = None if release is None else nemo_rl_release(release)  # refused before reading
     where = f"NeMo RL config {Path(path).name}"
     data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
-    r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
+    flat = apply_overrides(flatten(data, where), overrides or [], where)
+    ppo, alias = is_ppo(flat), dict[str, str]()
+    if ppo:  # its ppo.* keys read under their grpo.* names (nemo_rl_ppo)
+        flat, alias = ppo_aliases(flat)
+    r = Reader(flat, where)
     check_kind(r)  # PPO, SFT, RM and distillation configs: refused with the reason
     q = ImportedQuery("nemo-rl", str(path))
     if bases:
@@ -98,8 +103,12 @@ def import_nemo_rl(
         q.ignored, q.near = r.unread(IGNORED + DPO_IGNORED), r.near_misses(IGNORED + DPO_IGNORED)
         return q
     q.algorithm = "rlvr"
-    q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
-    q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
+    if ppo:
+        ppo_query(r, q)
+    else:
+        q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
+    if "--no-kl" not in dict(q.flags):
+        q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
     dynamic_sampling(r, q)
@@ -112,7 +121,7 @@ def import_nemo_rl(
                "prices nothing")  # fmt: skip
     elif release is not None:
         release_vllm(q, release)
-    q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
+    q.ignored, q.near = own_names(r.unread(IGNORED), alias), r.near_misses(IGNORED)
     return q
 
 

@@ -1,9 +1,10 @@
 """NeMo RL import: which trainer a config is for, by its top-level section as NeMo RL's example
 entry points read them (NVIDIA-NeMo/RL at 7ea279abf: examples/run_grpo.py reads ``grpo``,
 run_ppo.py ``ppo``, run_dpo.py ``dpo``, run_sft.py ``sft``, run_rm.py ``rm``,
-run_distillation.py ``distillation``). rlmcost prices GRPO (as ``rlvr``) and DPO; a PPO config,
-supervised fine-tuning, reward-model training and on-policy distillation are refused with the
-reason, never priced as GRPO from the defaults of keys the config does not have."""
+run_distillation.py ``distillation``). rlmcost prices GRPO (as ``rlvr``), PPO
+(:mod:`rlmcost.frameworks.nemo_rl_ppo`) and DPO; supervised fine-tuning, reward-model training
+and on-policy distillation are refused with the reason, never priced as GRPO from the defaults
+of keys the config does not have."""
 
 from __future__ import annotations
 
@@ -11,10 +12,6 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 
 REFUSED = {
-    "ppo": "a PPO config (ppo section, examples/run_ppo.py: a value model trained beside the "
-           "policy for ppo_epochs per step); `rlmcost import nemo-rl` does not read its value "
-           "model yet: price it with `rlmcost ppo --framework nemo-rl --reward rule` and the "
-           "config's batch, epochs and layout",
     "sft": "a supervised fine-tuning config (sft section, examples/run_sft.py), which rlmcost "
            "does not price (it prices RL post-training)",
     "rm": "a reward-model training config (rm section, examples/run_rm.py), which rlmcost does "
@@ -29,9 +26,9 @@ REFUSED = {
 
 def check_kind(r: Reader) -> None:
     """SpecError for a config of a trainer rlmcost does not price (:data:`REFUSED`): one with
-    such a section and no ``grpo`` or ``dpo`` one."""
+    such a section and no ``grpo``, ``ppo`` or ``dpo`` one."""
     keys = {k.split(".", 1)[0] for k in r.flat}
-    if keys & {"grpo", "dpo"}:
+    if keys & {"grpo", "ppo", "dpo"}:
         return
     for section, why in REFUSED.items():
         if section in keys:

@@ -67,8 +67,10 @@ class ImportedQuery:
 
     def trainer_roles(self) -> str:
         """The models on the policy's trainer GPUs: the actor, with the reference where the
-        query keeps a KL penalty (``--kl``), as the frameworks place it."""
-        return "actor+reference" if "--kl" in dict(self.flags) else "actor"
+        query keeps a KL penalty (``--kl``), as the frameworks place it; a NeMo RL PPO query's
+        critic too (its value model on the policy's cluster: nemo_rl/algorithms/ppo.py)."""
+        critic = "+critic" if self.algorithm == "ppo" and self.framework == "nemo-rl" else ""
+        return "actor" + critic + ("+reference" if "--kl" in dict(self.flags) else "")
 
     def engines_apart(self, given: str, rollout: str, train_gpus: int, how: str) -> None:
         """Generation on GPUs of its own (``rollout``: its ``--groups`` entry, e.g.
