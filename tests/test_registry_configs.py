@@ -19,6 +19,7 @@ import pytest
 from test_dsa import GLM5_CONFIG  # tests/ is on sys.path under pytest
 from test_latent_moe import SUPER
 from test_launcher_models import LAUNCHER_CONFIGS
+from test_nemo_rl_models import NEMO_RL_CONFIGS
 from test_nemotron_h import NANO3, NANO12
 
 from rlmcost import blocks as bl
@@ -444,6 +445,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "nemotron-3-super-120b-a12b": SUPER,  # sources in tests/test_latent_moe.py
     # models the frameworks' example launchers name (sources in tests/test_launcher_models.py)
     **LAUNCHER_CONFIGS,
+    # models NeMo RL's recipes name (sources in tests/test_nemo_rl_models.py)
+    **NEMO_RL_CONFIGS,
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -543,7 +546,8 @@ def test_variants_resolve_to_a_spec_of_their_own_shape(hf_id):
 def test_every_supported_model_type_is_exercised():
     # the vision-language and hybrid types are exercised in tests/test_model_types.py
     types = {c["model_type"] for c in PUBLIC_CONFIGS.values()}
-    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl", "qwen3_5_text", "qwen3_5_moe_text"}
+    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl", "qwen3_5_text", "qwen3_5_moe_text",
+              "mistral3"}  # mistral3: tests/test_nemo_rl_models.py
     assert set(SUPPORTED) <= types
 
 

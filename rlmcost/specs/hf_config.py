@@ -3,7 +3,8 @@
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
 its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4, gpt_oss, seed_oss,
-minimax_m2, glm4_moe_lite, olmo2 and olmo3 (:mod:`rlmcost.specs.hf_families`), deepseek_v32
+minimax_m2, glm4_moe_lite, olmo2, olmo3, ministral3 and mistral3 (the language model of
+Mistral Small 3.1 / Medium 3.5) (:mod:`rlmcost.specs.hf_families`), deepseek_v32
 and glm_moe_dsa (DeepSeek Sparse Attention, :mod:`rlmcost.specs.hf_dsa`); kimi_k2
 and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
@@ -35,7 +36,13 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
 from rlmcost.specs.hf_dsa import DSA_NOTE, DSA_TYPES, dsa_config, dsa_fields
-from rlmcost.specs.hf_families import READ_AS, family_fields, glm4_moe_lite_config
+from rlmcost.specs.hf_families import (
+    PIXTRAL_NOTE,
+    READ_AS,
+    family_fields,
+    glm4_moe_lite_config,
+    mistral3_text,
+)
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
@@ -59,7 +66,7 @@ SUPPORTED: tuple[str, ...] = (
     "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
     "seed_oss", "minimax_m2", "glm4_moe_lite", "glm4v", "nemotron_h",
-    "olmo2", "olmo3", "glm4v_moe", "kimi_k25",
+    "olmo2", "olmo3", "glm4v_moe", "kimi_k25", "ministral3", "mistral3",
 )  # fmt: skip
 SUPPORTED += DSA_TYPES  # DeepSeek Sparse Attention: DeepSeek-V3.2, GLM-5 (specs.hf_dsa)
 UNSUPPORTED: dict[str, str] = {}
@@ -81,7 +88,8 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
                     "glm4": 128, "gpt_oss": 64, "qwen3_5_text": 256,
-                    "qwen3_5_moe_text": 256, "seed_oss": 128, "minimax_m2": 128}  # fmt: skip
+                    "qwen3_5_moe_text": 256, "seed_oss": 128, "minimax_m2": 128,
+                    "ministral3": 128}  # fmt: skip
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -259,6 +267,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             "checkpoint are not counted"
         )
         mt = "gemma3_text"
+    elif mt == "mistral3":  # Mistral Small 3.1, Mistral Medium 3.5 (specs.hf_families)
+        cfg, mt = mistral3_text(cfg, path)
+        notes.append(PIXTRAL_NOTE)
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     vl = mt if mt in VL_DECODER else None

@@ -67,6 +67,16 @@
   ``head_dim``). OLMo 3 slides a window (``sliding_window``, default 4096) in the layers
   ``layer_types`` marks, three of every four by default (``Olmo3Config``), read by
   :mod:`rlmcost.specs.hf_window`.
+* ``ministral3`` (the decoder of mistralai/Mistral-Medium-3.5-128B, Devstral-2-123B): transformers
+  ``Ministral3Attention`` / ``Ministral3MLP`` (models/ministral3/modeling_ministral3.py,
+  transformers 5.24) are Mistral's projections, no biases, a gated MLP; the Llama-4 attention
+  temperature it multiplies the queries by (``llama_4_scaling_beta``) is elementwise. Its config
+  class differs from ``MistralConfig`` in the defaults: no sliding window, head_dim 128,
+  262,144 positions, untied (``Ministral3Config``).
+* ``mistral3`` (Mistral Small 3.1, Mistral Medium 3.5: ``Mistral3ForConditionalGeneration``):
+  the language model of ``text_config`` (``mistral`` when the key names none, as
+  ``Mistral3Config`` builds it, or ``ministral3``) is read; the Pixtral vision tower and the
+  multimodal projector are left out, as for a Gemma 3 checkpoint (:func:`mistral3_text`).
 """
 
 from __future__ import annotations
@@ -77,6 +87,22 @@ from rlmcost.errors import SpecError
 
 READ_AS = {"kimi_k2": "deepseek_v3", "mimo": "qwen2"}
 """model_type -> the supported model_type whose reading gives its shape (module docstring)."""
+
+PIXTRAL_NOTE = ("the language model only: the Pixtral vision encoder and multimodal projector of "
+                "the checkpoint are not counted")
+
+
+def mistral3_text(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], str]:
+    """A ``mistral3`` config's language model (module docstring): its ``text_config`` keys
+    and model_type (``mistral`` when absent, ``Mistral3Config``'s default)."""
+    text = cfg.get("text_config")
+    if not isinstance(text, dict):
+        raise SpecError(f"{path}: a mistral3 config needs a text_config object")
+    mt = text.get("model_type") or "mistral"
+    if mt not in ("mistral", "ministral3"):
+        raise SpecError(f"{path}: mistral3 text_config model_type {mt!r} is not supported; "
+                        "supported: mistral, ministral3")
+    return {k: v for k, v in text.items() if v is not None}, mt
 
 
 def gpt_oss_uncounted(n_layers: int, d: int, n_heads: int, n_experts: int, d_expert: int) -> int:

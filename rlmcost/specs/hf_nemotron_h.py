@@ -33,6 +33,10 @@ MAMBA_DEFAULTS = dict(ssm_state_size=128, mamba_num_heads=128, mamba_head_dim=64
 LEGACY = {"n_groups": "mamba_n_groups", "conv_kernel": "mamba_d_conv",
           "chunk_size": "mamba_chunk_size", "use_conv_bias": "mamba_conv_bias"}  # fmt: skip
 BLOCKS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
+LEGACY_BLOCKS = {"mamba": "linear_attention", "attention": "full_attention"}
+"""The older block names a config.json may list (nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B's
+``layers_block_type``), as transformers 5.24 renames them (configuration_utils.py
+``_LEGACY_LAYER_TYPE_REMAP``, applied to every config's ``layer_types``)."""
 
 UNMODELLED_IDS: dict[str, str] = {}
 """Hugging Face ids of nemotron_h checkpoints rlmcost cannot price, lower-case, with why."""
@@ -70,6 +74,8 @@ def block_types(cfg: dict[str, Any], path: str) -> list[str]:
                             "'M' (Mamba-2), '*' (attention), '-' (MLP), 'E' (MoE)")  # fmt: skip
         return [BLOCKS[c] for c in pattern]
     known = set(BLOCKS.values())
+    if isinstance(types, list):
+        types = [LEGACY_BLOCKS.get(t, t) if isinstance(t, str) else t for t in types]
     if not isinstance(types, list) or any(t not in known for t in types):
         raise SpecError(f"{path}: layers_block_type must list blocks of {sorted(known)}")
     return list(types)

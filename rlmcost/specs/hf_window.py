@@ -13,12 +13,12 @@ from rlmcost.errors import SpecError
 #: model types with sliding-window attention, and the window their config class gives when
 #: config.json has no ``sliding_window`` key (transformers' MistralConfig, Gemma2Config,
 #: Qwen2Config, Qwen3Config, Qwen2MoeConfig, Qwen3MoeConfig: 4096; MixtralConfig, Phi3Config:
-#: None; GptOssConfig: 128; Olmo3Config: 4096; Gemma 3 through
+#: None; GptOssConfig: 128; Olmo3Config: 4096; Ministral3Config: None; Gemma 3 through
 #: ``hf_config.GEMMA3_TEXT_DEFAULTS``).
 WINDOW_DEFAULT: dict[str, int | None] = {
     "mistral": 4096, "mixtral": None, "phi3": None, "gemma2": 4096, "gemma3_text": 4096,
     "qwen2": 4096, "qwen3": 4096, "qwen2_moe": 4096, "qwen3_moe": 4096, "gpt_oss": 128,
-    "olmo3": 4096,
+    "olmo3": 4096, "ministral3": None,
 }  # fmt: skip
 #: model types whose window applies only with ``use_sliding_window: true`` (default false).
 WINDOW_SWITCHED = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
