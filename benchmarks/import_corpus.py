@@ -56,6 +56,11 @@ Nemotron 3 Super recipes, GLM-5.1), the others unchanged (281 -> 288 of 337), 0 
 NeMo RL's 3 left: the two DeepSeek-V3 recipes whose model is an instruction to follow and
 allenai/Llama-3.1-Tulu-3-8B-SFT (not built in); slime's GLM-5 scripts import with
 ``--env EVAL_ARGS=`` (the scripts never set it).
+
+NeMo RL's PPO configs (examples/configs/ppo*.yaml and recipes/llm/ppo-*.yaml) join the corpus
+now that `rlmcost import nemo-rl` reads them as ``rlmcost ppo`` (they had been read as GRPO):
+NeMo RL 148 of 150 -> 158 of 160, the others unchanged (verl 111 of 127, slime 12 of 23,
+OpenRLHF 8 of 17, TRL 12 of 20), 0 tracebacks.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ def _files(framework: str, root: Path) -> list[tuple[Path, list[str]]]:
     if framework == "nemo-rl":
         conf = root / "examples" / "configs"
         return [(p, []) for d in (conf, conf / "recipes" / "llm")
-                for g in ("grpo*.yaml", "dpo*.yaml") for p in sorted(d.glob(g))]
+                for g in ("grpo*.yaml", "ppo*.yaml", "dpo*.yaml") for p in sorted(d.glob(g))]
     if framework == "trl":
         accs = sorted((root / "recipes" / "accelerate_configs").glob("*.yaml"))
         return [(p, ["--accelerate", str(a)]) for p in sorted(root.glob("recipes/*/grpo/*.yaml"))
