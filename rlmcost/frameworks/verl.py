@@ -37,7 +37,7 @@ from rlmcost.frameworks.verl_batches import (
     group_of_one,
     padding,
 )
-from rlmcost.frameworks.verl_engine import engine
+from rlmcost.frameworks.verl_engine import engine, reward_loop
 from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
 from rlmcost.frameworks.verl_lora import verl_lora
 from rlmcost.frameworks.verl_recompute import critic_notes, verl_recompute
@@ -177,10 +177,8 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
         raise SpecError(f"{r.where}: set {MODEL}.path (the actor model)")
     actor = model_of_path(q, f"{MODEL}.path", actor_path)  # with its config.json overrides:
     q.set("--model", overridden_model(r, q, actor, f"{MODEL}.override_config"))  # fsdp_workers
-    if reward_model:
-        rm = r.text("reward_model.model.path", None)
-        if rm and rm != actor_path:
-            q.set("--reward", model_of_path(q, "reward_model.model.path", rm))
+    if reward_model:  # --reward; served by an engine under verl's reward loop
+        reward_loop(r, q, actor_path)
     elif alg == "grpo":
         alg = "rlvr"
         q.note("reward_model.enable false: a reward function scores responses; rlmcost's rlvr "

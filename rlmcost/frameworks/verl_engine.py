@@ -59,6 +59,35 @@ def _kv_cache_dtype(r: Reader, q: ImportedQuery, name: str) -> None:
                   "the engine's KV-cache dtype (verl passes engine_kwargs through)")
 
 
+def reward_loop(r: Reader, q: ImportedQuery, actor_path: str) -> None:
+    """``reward_model.enable``: the reward model (``--reward``, unless it is the actor's) and
+    verl's reward loop (``reward_model.use_reward_loop``, true in the default config since
+    volcengine/verl PR 4452, 0102d04e0, 2025-12-09; docs/advance/reward_loop.rst): the reward
+    model served by a ``reward_model.rollout.name`` engine, woken after the rollouts on the
+    actor's pool (colocate mode) or on a pool of its own (``enable_resource_pool``). rlmcost
+    prices the reward forward as the reward worker's (the same FLOPs); the engine's reservation,
+    wake and serving speed are not modelled, said in a note."""
+    from rlmcost.frameworks.model_path import model_of_path
+
+    rm = r.text("reward_model.model.path", None)
+    if rm and rm != actor_path:
+        q.set("--reward", model_of_path(q, "reward_model.model.path", rm))
+    if not r.flag("reward_model.use_reward_loop", False):
+        return
+    name = r.text("reward_model.rollout.name", "vllm")
+    tp = r.integer("reward_model.rollout.tensor_model_parallel_size", 2)
+    gmu = r.fraction("reward_model.rollout.gpu_memory_utilization", 0.5)
+    own = r.flag("reward_model.enable_resource_pool", False)
+    for key in ("num_workers", "rollout.prompt_length", "rollout.response_length"):
+        r.raw(f"reward_model.{key}")
+    q.note(f"reward_model.use_reward_loop: verl serves the reward model in a {name} engine "
+           f"(TP {tp}, gpu_memory_utilization {gmu:g}) "
+           + ("on a pool of its own (enable_resource_pool)" if own else
+              "on the actor's pool, woken after the rollouts")
+           + "; rlmcost prices the reward forward as a reward worker's (the same FLOPs; the "
+           "engine's reservation, wake and serving speed not modelled)")
+
+
 def engine(r: Reader, q: ImportedQuery, day: str | None,
            hardware: HardwareSpec | None = None) -> None:  # fmt: skip
     """The rollout engine's flags from ``actor_rollout_ref.rollout`` under the verl code of
