@@ -31,7 +31,11 @@ from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_kind import check_kind
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
 from rlmcost.frameworks.nemo_rl_ppo import is_ppo, own_names, ppo_aliases, ppo_query
-from rlmcost.frameworks.nemo_rl_sampling import dynamic_sampling, fused_logprobs
+from rlmcost.frameworks.nemo_rl_sampling import (
+    dynamic_sampling,
+    fused_logprobs,
+    trained_drafters,
+)
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
@@ -112,6 +116,7 @@ def import_nemo_rl(
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
     dynamic_sampling(r, q)
+    trained_drafters(r, q)
     _layout(r, q)
     import_engine(r, q)
     environment_workers(r, q)

@@ -1,5 +1,6 @@
 """NeMo RL import: dynamic sampling (``grpo.use_dynamic_sampling``, DAPO) as rlmcost's dapo, and
-the fused linear log-probs (:func:`fused_logprobs`).
+the fused linear log-probs (:func:`fused_logprobs`) and the drafters trained for speculative
+decoding (:func:`trained_drafters`).
 
 NeMo RL (nemo_rl/algorithms/grpo.py at 7ea279abf): with ``use_dynamic_sampling`` the dataloader
 hands each generation round ``int(num_prompts_per_step x batch_multiplier)`` prompts (``setup``:
@@ -76,3 +77,24 @@ def fused_logprobs(r: Reader, q: ImportedQuery, megatron: bool, cp: int) -> None
                         "NeMo RL refuses it (megatron/setup.py); turn one off")
     q.convert("policy.megatron_cfg.use_fused_linear_logprobs=true", "--logits", "fused",
               "log-probs from the hidden states in sequence chunks, no full logits tensor")
+
+
+def trained_drafters(r: Reader, q: ImportedQuery) -> None:
+    """What the policy trains beside the model for the engine's speculative decoding, said, not
+    priced: ``policy.megatron_cfg.mtp_num_layers`` MTP depths (Megatron-core's multi-token
+    prediction: a block, its projection and the LM head with a loss each, ``mtp_use_repeated_
+    layer`` sharing one block's weights; the Nemotron 3 Super recipes at 7ea279abf train 5) and
+    ``policy.draft`` (an EAGLE-style draft model trained on the policy's hidden states)."""
+    for key in ("mtp_detach_heads", "mtp_loss_scaling_factor", "mtp_use_repeated_layer"):
+        r.raw(f"policy.megatron_cfg.{key}")
+    n = r.integer("policy.megatron_cfg.mtp_num_layers", 0, lo=0) if r.flag(
+        "policy.megatron_cfg.enabled", False) else 0  # fmt: skip
+    if n:
+        q.note(f"policy.megatron_cfg.mtp_num_layers {n}: Megatron trains {n} MTP depth(s) beside "
+               "the model (a block and the LM head with its loss each); rlmcost's trainer does "
+               "not price them (the update is low by their FLOPs)")  # fmt: skip
+    for key in ("model_name", "num_layers", "aux_layer_indices", "loss_weight"):
+        r.raw(f"policy.draft.{key}")
+    if r.flag("policy.draft.enabled", False):
+        q.note("policy.draft.enabled: a draft model trained beside the policy for speculative "
+               "decoding; rlmcost does not price its training")
