@@ -105,6 +105,11 @@ def engine(r: Reader, q: ImportedQuery, day: str | None,
     if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
         q.note("multi-turn rollouts: rlmcost models one prompt and one response per sample")
     q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    dp, ep = (r.integer(f"{ROLLOUT}.{k}_parallel_size", 1) for k in ("data", "expert"))
+    if dp > 1 or ep > 1:  # vllm_async_server.py: one engine of DP x TP ranks, experts over EP
+        q.note(f"rollout data_parallel_size {dp}, expert_parallel_size {ep}: vLLM's DP x TP "
+               "engine with expert parallelism (vllm_async_server.py) is not modelled; each "
+               "engine priced at its TP")  # fmt: skip
     q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
     if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
