@@ -77,6 +77,8 @@ ARGS: dict[str, Any] = {
     "sglang-max-running-requests": int, "sglang-ep-size": int, "sglang-dp-size": int,
     "sglang-enable-dp-attention": SWITCH, "sglang-enable-dp-lm-head": SWITCH,
     "sglang-kv-cache-dtype": str,
+    # Megatron's MTP training (said, not priced: slime_engine.engine)
+    "enable-mtp-training": SWITCH, "mtp-num-layers": int, "mtp-loss-scaling-factor": float,
     # LoRA (radixark/miles miles/utils/arguments.py @31f1ca96; not in slime)
     "lora-rank": int, "target-modules": str,
 }  # fmt: skip

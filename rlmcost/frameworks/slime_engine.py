@@ -67,6 +67,12 @@ def engine(r: Reader, q: ImportedQuery) -> None:
                   "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
     _requests_in_flight(r, q)
     _dp_attention(r, q, tp)
+    if r.flag("enable-mtp-training", False):  # Megatron trains the MTP layers beside the model
+        n = r.integer("mtp-num-layers", 1)
+        r.number("mtp-loss-scaling-factor", 0.1)
+        q.note(f"--enable-mtp-training: Megatron trains {n} MTP layer(s) beside the model (a "
+               "block and the LM head with its loss each) for the engines' MTP drafts; rlmcost's "
+               "trainer does not price them (the update is low by their FLOPs)")  # fmt: skip
     kv = r.text("sglang-kv-cache-dtype", "auto")
     if kv != "auto":  # docs/en/advanced/low-precision.md "FP8 KV Cache for Rollout"
         q.convert(f"--sglang-kv-cache-dtype {kv}", "--kv-cache-dtype", kv,
