@@ -46,9 +46,6 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
 
     preset = preset_options(query_framework(opts), alg, *query_actor_size(opts))
     recompute = opts.get("recompute_logprobs")
-    kv_scales = opts.get("kv_scale_calibration")
-    if kv_scales is None:  # NeMo RL calibrates an FP8 KV cache's scales every step
-        kv_scales = query_framework(opts) == "nemo-rl" and _fp8_kv(opts)
     no_kl = opts.get("no_kl")
     reward = (opts.get("reward") or "").strip().lower()
     oversample = parse_fraction(opts.get("oversample"))
@@ -63,19 +60,8 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
         "kl": preset["kl"] if no_kl is None else not no_kl,
         "ref_precomputed": bool(opts.get("ref_precomputed")),
         "rule_reward": reward == "rule" or (not reward and preset["rule_reward"]),
-        "kv_scales": bool(kv_scales),
+        "kv_scales": opts.get("kv_scale_calibration"),  # None: the framework's (Run.options)
     }
-
-
-def _fp8_kv(opts: dict[str, Any]) -> bool:
-    """Whether the query's engines keep an FP8 KV cache: ``--kv-cache-dtype`` or a group's
-    ``kv-cache-dtype=`` naming an FP8 dtype."""
-    from rlmcost.deployment.engine_quant import KV_CACHE_FP8_NAMES
-
-    given = str(opts.get("kv_cache_dtype") or "").strip().lower()
-    groups = str(opts.get("groups") or "").lower().replace(" ", "")
-    return given in KV_CACHE_FP8_NAMES or any(f"kv-cache-dtype={n}" in groups
-                                              for n in KV_CACHE_FP8_NAMES)
 
 
 def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:

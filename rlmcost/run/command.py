@@ -124,7 +124,7 @@ def to_command(run: Run, command: str | None = None) -> str:
         words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
     words += ["--no-kl"] if not a.kl else ["--kl"] if _preset_drops_kl(run) else []
     words += ["--ref-precomputed"] if a.ref_precomputed else []
-    if a.kv_scales != _kv_scales_implied(run):
+    if a.kv_scales is not None:  # None: the framework's (run.defaults.kv_scales_implied)
         words += ["--kv-scale-calibration" if a.kv_scales else "--no-kv-scale-calibration"]
     words += ["--reward", "rule"] if a.rule_reward and not _compare_implied(run, cmd) else []
     w = run.workload
@@ -302,19 +302,6 @@ def _leaves_tier(run: Run) -> bool:
     actor = run.models.actor
     tier = actor_tier(framework, actor)
     return tier is not None and not tier.followed_by(run.deployment, actor_layers(actor))
-
-
-def _kv_scales_implied(run: Run) -> bool:
-    """What the CLI takes for ``--kv-scale-calibration`` left out (:func:`rlmcost.cli._run.
-    options_data`): on where the run follows NeMo RL and an engine keeps an FP8 KV cache."""
-    from rlmcost.choices import Dtype
-    from rlmcost.frameworks.presets import framework_name
-
-    d = run.deployment
-    if framework_name(d.framework, d.ideal) != "nemo-rl":
-        return False
-    engines = [d.engine, *(g.engine for g in d.groups if g.engine is not None)]
-    return any(e.kv_cache_dtype is Dtype.FP8 for e in engines)
 
 
 def _compare_implied(run: Run, command: str, field: str = "rule_reward") -> bool:

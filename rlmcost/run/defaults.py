@@ -324,3 +324,17 @@ def forward_follows(forward: Any, train: Any, given: Any, *, reset: bool = False
             forward[key] = train[key]
         elif reset:
             forward.pop(key, None)
+
+
+def kv_scales_implied(run: Any) -> bool:
+    """``AlgorithmSpec.kv_scales`` left unset (None): on where the run follows NeMo RL and an
+    engine keeps an FP8 KV cache (NeMo RL calibrates its scales after every update: nemo_rl/
+    algorithms/grpo.py ``recompute_kv_scales`` at 7ea279abf), else off; read per Run, so each of
+    a plan's families takes its own framework's."""
+    from rlmcost.choices import Dtype
+
+    d = run.deployment
+    if framework_name(d.framework, d.ideal) != "nemo-rl":
+        return False
+    engines = [d.engine, *(g.engine for g in d.groups if g.engine is not None)]
+    return any(e.kv_cache_dtype is Dtype.FP8 for e in engines)

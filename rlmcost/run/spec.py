@@ -64,8 +64,8 @@ class AlgorithmSpec(Checked):
     kl: bool = Field(default=True, description="False: KL coefficient 0, no reference model")
     ref_precomputed: bool = Field(default=False, description="offline: reference once")
     rule_reward: bool = Field(default=False, description="a rule-based verifier, no RM")
-    kv_scales: bool = Field(default=False, description="after each update an actor forward "
-                            "calibrates the engines' FP8 KV-cache scales (NeMo RL)")
+    kv_scales: bool | None = Field(default=None, description="an actor forward calibrates the "
+                                   "FP8 KV-cache scales after each update; None: NeMo RL's")
 
     @field_validator("oversample", mode="before")
     @classmethod
@@ -89,7 +89,7 @@ class AlgorithmSpec(Checked):
                              f"{self.global_batch} both set the steps; give one")  # fmt: skip
         return self
 
-    def options(self, samples: int | None = None) -> Options:
+    def options(self, samples: int | None = None, kv_default: bool = False) -> Options:
         """The :class:`~rlmcost.algorithms.options.Options` of these knobs; ``samples`` (B x K,
         :meth:`Run.options`) turns a global batch into its mini-batches."""
         from rlmcost.run.defaults import global_steps
@@ -102,7 +102,7 @@ class AlgorithmSpec(Checked):
             prm_steps=self.prm_steps, judge_len=self.judge_len,
             recompute_logprobs=self.recompute_logprobs, kl=self.kl,
             ref_precomputed=self.ref_precomputed, rule_reward=self.rule_reward,
-            kv_scales=self.kv_scales,
+            kv_scales=kv_default if self.kv_scales is None else self.kv_scales,
         )  # fmt: skip
 
 
@@ -277,9 +277,9 @@ class Run(Checked):
 
     def options(self) -> Options:
         """The algorithm's options, a global batch as mini-batches (``defaults.run_samples``)."""
-        from rlmcost.run.defaults import run_samples
+        from rlmcost.run.defaults import kv_scales_implied, run_samples
 
-        return self.algorithm.options(run_samples(self))
+        return self.algorithm.options(run_samples(self), kv_scales_implied(self))
 
     @property
     def grouped(self) -> bool:
