@@ -166,3 +166,14 @@ def test_trained_drafters_are_said() -> None:
     assert any(n.startswith("policy.megatron_cfg.mtp_num_layers 5") for n in q.notes)
     assert any(n.startswith("policy.draft.enabled") for n in q.notes)
     assert not any("mtp_num_layers" in k or k.startswith("policy.draft.") for k in q.ignored)
+
+
+def test_refit_transports_are_said() -> None:
+    # docs/guides/refit.md (7ea279abf): null is the packed NCCL broadcast; the others are said
+    apart = ["policy.generation.colocated.enabled=false",
+             "policy.generation.colocated.resources.gpus_per_node=4"]  # fmt: skip
+    q = import_nemo_rl(CFG, [*apart, "policy.generation.refit_transport=nccl_reshard"], 200)
+    assert any(n.startswith("policy.generation.refit_transport nccl_reshard") for n in q.notes)
+    plain = import_nemo_rl(CFG, apart, 200)
+    assert not any("refit_transport" in n for n in plain.notes)
+    assert not any(k.startswith("policy.generation.refit_cfg.") for k in plain.ignored)

@@ -63,6 +63,23 @@ def _engine_kv_cache(r: Reader, q: ImportedQuery, v: str) -> None:
     q.set("--kv-cache-dtype", "fp8")
 
 
+def _refit_transport(r: Reader, q: ImportedQuery) -> None:
+    """``policy.generation.refit_transport`` with the engines apart (docs/guides/refit.md at
+    7ea279abf): null is the packed NCCL broadcast rlmcost prices (perf.packed_refit);
+    ``nccl_reshard`` (shard-to-shard for the FFN weights), ``nixl`` (a checkpoint engine over
+    RDMA) and the sparse-delta transports are said, priced as the broadcast: an upper bound for
+    large models (the reshard doc's "Expected Performance": DeepSeek-V3 2.39-2.83 s on H100, the
+    broadcast 14 s; checkpoint-engine-refit.md: NIXL 9.25 s against NCCL's 14.21 s)."""
+    transport = r.raw("policy.generation.refit_transport")
+    if transport in (None, "null", "nccl"):  # refit_cfg configures the other transports only
+        for key in [k for k in r.flat if k.startswith("policy.generation.refit_cfg.")]:
+            r.raw(key)
+        return
+    q.note(f"policy.generation.refit_transport {transport}: not modelled; the refit is priced as "
+           "NeMo RL's packed NCCL broadcast (an upper bound for large models: the NCCL reshard "
+           "doc gives DeepSeek-V3 2.4-2.8 s against the broadcast's 14 s)")  # fmt: skip
+
+
 def _real_quant_parts(cfg: str) -> tuple[str, bool]:
     """(``--rollout-weights`` parts, W4A4) of a real-quant recipe's ``quant_cfg`` (docs/guides/
     quantization-aware-rl.md at 7ea279abf, "Verified Configurations"): ``nvfp4_experts.yaml``
@@ -162,6 +179,7 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
             q.set("--offload", f"{offload or 'optimizer-idle'}" + (",params-idle" if params
                   else "") + (",grads-idle" if trainer else ""))  # fmt: skip
         return
+    _refit_transport(r, q)
     if offload is None:  # apart: the policy keeps its states (no refit offload)
         q.convert(f"policy.offload_optimizer_for_logprob={str(lp).lower()}", "--offload",
                   "optimizer-idle" if lp else "", "the optimizer's states on the host outside "
