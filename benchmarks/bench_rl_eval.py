@@ -720,6 +720,14 @@ equal mean in tie-break order would scan about a fifth of the cycles (mean index
 over the 778 periods the kept sweep computes), about 2 us a deployment, not done. The fresh
 deployment's 928 group estimates (about 280-300 us a deployment) still keep 5,000/s one call
 each out of reach.
+
+With an engine's KV-cache dtype, 4-bit weights and the KV-scale forward in the evaluation
+(December 2026; the tree before them, eb2f373d, and this one alternating in the same minutes,
+two runs each, a quiet machine that runs slower than the rounds above): kept 5,809-6,419 ->
+5,936-6,008/s, one call each 1,417-1,614 -> 1,426-1,503/s, evaluate_many 1,393-1,527 ->
+1,450-1,451/s, plain 73-90 -> 67-80/s: within the noise; a cProfile of the kept sweep counts
+964,154 -> 964,346 Python calls (the new fields are read where the group estimates are keyed and
+built, not per deployment).
 """
 
 from __future__ import annotations
