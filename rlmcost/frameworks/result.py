@@ -65,12 +65,15 @@ class ImportedQuery:
         if text not in self.notes:
             self.notes.append(text)
 
-    def trainer_roles(self) -> str:
+    def trainer_roles(self, critic: bool = True) -> str:
         """The models on the policy's trainer GPUs: the actor, with the reference where the
-        query keeps a KL penalty (``--kl``), as the frameworks place it; a NeMo RL PPO query's
-        critic too (its value model on the policy's cluster: nemo_rl/algorithms/ppo.py)."""
-        critic = "+critic" if self.algorithm == "ppo" and self.framework == "nemo-rl" else ""
-        return "actor" + critic + ("+reference" if "--kl" in dict(self.flags) else "")
+        query keeps a KL penalty (``--kl``), as the frameworks place it, and the critic of a
+        PPO-style query unless ``critic`` is False (a caller that gives it GPUs of its own:
+        verl's split placement; NeMo RL keeps its value model on the policy's cluster,
+        nemo_rl/algorithms/ppo.py)."""
+        beside = critic and self.algorithm in ("ppo", "vapo")
+        return ("actor" + ("+critic" if beside else "")
+                + ("+reference" if "--kl" in dict(self.flags) else ""))
 
     def engines_apart(self, given: str, rollout: str, train_gpus: int, how: str) -> None:
         """Generation on GPUs of its own (``rollout``: its ``--groups`` entry, e.g.

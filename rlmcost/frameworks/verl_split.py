@@ -67,7 +67,7 @@ def split_groups(q: ImportedQuery, pool: tuple[int, int], given: tuple[int, int]
     ``ckpt`` key; None: the actor's)."""
     per_pool = pool[0] * pool[1]
     flags = dict(q.flags)
-    actor = f"rollout+{q.trainer_roles()}"
+    actor = f"rollout+{q.trainer_roles(critic=False)}"  # the critic's pool is its own
     reward = q.algorithm == "ppo" or flags.get("--reward", "rule") != "rule"  # a model scores
     critic = "+".join(r for r, on in (("critic", q.algorithm in ("ppo", "vapo")),
                                       ("reward", reward)) if on)  # fmt: skip
