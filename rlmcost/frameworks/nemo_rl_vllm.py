@@ -95,16 +95,14 @@ def release_vllm(q: ImportedQuery, release: str) -> None:
     """``--vllm-version`` from the NeMo RL ``release`` a config ran on (``0.5``: the vLLM its
     ``pyproject.toml`` pins, :data:`~rlmcost.deployment.vllm_release.NEMO_RL_VLLM`), where
     rlmcost models that vLLM; a note otherwise."""
-    from rlmcost.deployment.vllm_release import modelled, nemo_rl_vllm
+    from rlmcost.deployment.vllm_release import nemo_rl_vllm
 
     pin = nemo_rl_vllm(release)
     if pin is None:
         q.note(f"NeMo RL {release}: its vLLM pin is not known to rlmcost; the engine runs "
                "NeMo RL v0.7's vLLM 0.20.0")  # fmt: skip
-    elif modelled(pin):
-        q.convert(f"NeMo RL v{release}: pyproject.toml vllm=={pin}", "--vllm-version", pin,
-                  "the vLLM release its engine runs: the start-up profile's sampler "
-                  "(deployment.vllm_release)")  # fmt: skip
     else:
-        q.note(f"NeMo RL v{release} pins vLLM {pin}, before the releases rlmcost models "
-               "(0.9.0-0.20.x): the engine runs NeMo RL v0.7's vLLM 0.20.0")
+        q.vllm_pin(f"NeMo RL v{release}: pyproject.toml vllm=={pin}", pin,
+                   "the vLLM release its engine runs",
+                   f"NeMo RL v{release} pins vLLM {pin}, before the releases rlmcost models "
+                   "(0.9.0-0.20.x): the engine runs NeMo RL v0.7's vLLM 0.20.0")

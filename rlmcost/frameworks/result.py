@@ -82,6 +82,18 @@ class ImportedQuery:
         self.set("--no-sleep")
         self.convert(given, "--groups", f"{rollout},{self.trainer_roles()}={train_gpus}", how)
 
+    def vllm_pin(self, given: str, pin: str, how: str, otherwise: str) -> None:
+        """``--vllm-version pin`` converted from ``given`` (``how``: why that release runs)
+        where rlmcost models ``pin`` (``deployment.vllm_release.modelled``); else the note
+        ``otherwise``, the engine keeping the framework's current pin."""
+        from rlmcost.deployment.vllm_release import modelled
+
+        if modelled(pin):
+            self.convert(given, "--vllm-version", pin, f"{how}: the start-up profile's sampler "
+                         "(deployment.vllm_release)")  # fmt: skip
+        else:
+            self.note(otherwise)
+
     def argv(self) -> list[str]:
         """The algorithm command's arguments (without the command name): the framework's
         own defaults at any actor size (``--no-sized-defaults``), under the flags the config

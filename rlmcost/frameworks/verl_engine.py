@@ -130,15 +130,11 @@ def _vllm_version(q: ImportedQuery, day: str) -> None:
     """``--vllm-version``: the vLLM verl's ``setup.py`` admits on ``day``
     (:func:`~rlmcost.frameworks.verl_versions.vllm_pin`), where rlmcost models it; before
     0.9.0 a note: the engine keeps verl's current pin (0.12.0), which sorts as 0.8 did."""
-    from rlmcost.deployment.vllm_release import modelled
     from rlmcost.frameworks.verl_versions import vllm_pin
 
     pin = vllm_pin(day)
-    if modelled(pin):
-        q.convert(f"verl of {day}: setup.py vllm<={pin}", "--vllm-version", pin,
-                  "the vLLM release its engine runs (pip's newest allowed): the start-up "
-                  "profile's sampler (deployment.vllm_release)")  # fmt: skip
-    else:
-        q.note(f"verl of {day} admits vLLM <= {pin} (setup.py), before the releases rlmcost "
+    q.vllm_pin(f"verl of {day}: setup.py vllm<={pin}", pin,
+               "the vLLM release its engine runs (pip's newest allowed)",
+               f"verl of {day} admits vLLM <= {pin} (setup.py), before the releases rlmcost "
                "models (0.9.0-0.20.x): its start-up profile is priced with verl's current pin, "
                "vLLM 0.12.0, whose sampler sorts the vocabulary too")
