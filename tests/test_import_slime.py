@@ -328,10 +328,10 @@ def test_no_bias_swiglu_fusion_turns_the_fused_swiglu_off() -> None:
     assert unfused > fused  # one more d_ff a token kept in the recomputed layer's backward
 
 
-def test_mtp_training_is_said() -> None:
+def test_mtp_training_is_priced() -> None:
     # scripts/run-mimo-7B-rl-eagle.sh, run-glm4.7-30B-A3B.sh: --enable-mtp-training (slime
-    # @624b824a): Megatron trains the MTP layers beside the model; said, not priced
+    # @624b824a): Megatron trains the MTP layers beside the model (rlmcost.placement.mtp)
     q = import_slime(_args("qwen3-4B") + ["--enable-mtp-training", "--mtp-num-layers", "2",
                                           "--mtp-loss-scaling-factor", "0.2"])  # fmt: skip
-    assert any(n.startswith("--enable-mtp-training: Megatron trains 2 MTP") for n in q.notes)
+    assert ("--mtp-layers", 2) in q.flags
     assert not any("mtp" in k for k in q.ignored)

@@ -158,12 +158,12 @@ def test_a_ppo_config_is_rlmcost_ppo_with_the_value_model_as_critic(tmp_path: Pa
     assert "actor+critic" in dict(apart.flags)["--groups"]  # the value model beside the policy
 
 
-def test_trained_drafters_are_said() -> None:
+def test_trained_drafters_are_priced_or_said() -> None:
     # recipes/llm/grpo-nemotron3-super-120BA12B-16n8g-megatron.yaml (7ea279abf): mtp_num_layers 5
     meg = ["policy.megatron_cfg.enabled=true", "policy.dtensor_cfg.enabled=false"]
     q = import_nemo_rl(CFG, [*meg, "policy.megatron_cfg.mtp_num_layers=5",
                              "policy.draft.enabled=true"], 200)  # fmt: skip
-    assert any(n.startswith("policy.megatron_cfg.mtp_num_layers 5") for n in q.notes)
+    assert ("--mtp-layers", 5) in q.flags  # priced: rlmcost.placement.mtp
     assert any(n.startswith("policy.draft.enabled") for n in q.notes)
     assert not any("mtp_num_layers" in k or k.startswith("policy.draft.") for k in q.ignored)
 

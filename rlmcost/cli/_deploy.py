@@ -17,6 +17,7 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
+from rlmcost.cli._mtp import MTP_OPTIONS, mtp_options
 from rlmcost.cli._parse import framework_default
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, GradReduce, LogitsMode, RouterDtype, TrainerKernels
@@ -76,7 +77,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS
+) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS + MTP_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -348,7 +349,7 @@ def deployment_options() -> dict[str, Any]:
         ),
         **engine_options(p),
         **rl_pipeline_options(p),
-        **moe_capacity_options(p),
+        **moe_capacity_options(p), **mtp_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,
@@ -385,16 +386,7 @@ def deployment_options() -> dict[str, Any]:
                 "most --staleness (NeMo RL max_trajectory_age_steps); default 1.")],
             None,
         ),  # fmt: skip
-        "ideal": (
-            Annotated[
-                bool,
-                typer.Option(
-                    "--ideal",
-                    help="The paper's idealized iteration: no engine reservation, overheads, "
-                    "logits peak or offload; datasheet capacity.",
-                    rich_help_panel=p,
-                ),
-            ],
-            False,
-        ),
+        "ideal": (Annotated[bool, typer.Option(
+            "--ideal", help="The paper's idealized iteration: no engine reservation, overheads, "
+            "logits peak or offload; datasheet capacity.", rich_help_panel=p)], False),
     }

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.cli._deploy_pipeline import apply_split
 from rlmcost.cli._moe_capacity import capacity_fields
+from rlmcost.cli._mtp import mtp_fields
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -22,7 +23,8 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     the ``--deployment`` file's fields (each overrides the one before). A ``--framework``
     flag names the deployment's framework over a file's own ``framework`` (the preset and
     implied options are the flag's, so the Run and its command say the same)."""
-    from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
+    from rlmcost.deployment.batching import forwards_follow_trainer
+    from rlmcost.deployment.spec import Deployment, load_deployment
     from rlmcost.specs.validation import build
 
     if opts.get("deployment_file") is not None and not str(opts["deployment_file"]).strip():
@@ -107,7 +109,8 @@ def _file_fields(path: str) -> dict[str, Any]:
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
-    from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
+    from rlmcost.deployment.batching import following_batching, forwards_follow_trainer
+    from rlmcost.deployment.spec import Deployment
     from rlmcost.frameworks.preset_model import LAYOUT_DEGREES, LAYOUT_FIELDS
     from rlmcost.specs.validation import build
 
@@ -142,6 +145,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("moe_permute_fusion") is not None:
         train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
+    train.update(mtp_fields(opts))
     for key in ("pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion"):
         if opts.get(key) is not None:
             train[key] = opts[key]

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
 RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
-             "freeze_vision_tower", "disable_dropout", "padded", "packing", "fused_loss",
+             "freeze_vision_tower", "mtp_layers", "mtp_repeated", "mtp_detach_heads",
+             "disable_dropout", "padded", "packing", "fused_loss",
              "max_tokens_per_gpu", "forward_max_tokens_per_gpu", "forward_micro_batch",
              "expandable_segments", "grad_reduce_dtype", "init_load", "init_on_gpu",
              "offload_idle", "router_dtype", "ep_dispatcher", "moe_permute_fusion",

@@ -150,6 +150,13 @@ class TrainLayout(Checked):
         "dropout to 0 (TRL disable_dropout); False: its config's (placement.model_dropout)")
     freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
         "tower is not trained (no backward through it; verl actor.freeze_vision_tower)")
+    mtp_layers: int = Field(default=0, ge=0, le=64, description="multi-token-prediction "
+        "depths the trainer runs and trains with the policy (Megatron-core mtp_num_layers; "
+        "rlmcost.placement.mtp); 0: none")  # fmt: skip
+    mtp_repeated: bool = Field(default=False, description="one MTP module's weights run at "
+        "every depth (Megatron-core mtp_use_repeated_layer); False: one module per depth")
+    mtp_detach_heads: bool = Field(default=False, description="the MTP depths' output head "
+        "and embedding get no gradient from them (Megatron-core mtp_detach_heads)")
 
     @field_validator("tp", "pp", "cp", "ep", "etp", "zero_shard")
     @classmethod
@@ -348,37 +355,6 @@ class Deployment(Checked):
             p.write_text(yaml.safe_dump(data, sort_keys=False))
         else:
             p.write_text(json.dumps(data, indent=2) + "\n")
-
-
-BATCHING = ("micro_batch", "max_tokens_per_gpu", "packing")
-"""The fields of a layout that say how its micro-batches are formed."""
-
-
-def following_batching(forward: dict[str, Any] | None,
-                        train: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
-    """A forward layout's batching fields when it is the trainer's layout with only its own
-    batching (and no offload): the part to keep when the trainer's layout changes; None for a
-    forward layout of its own (or none)."""
-    def rest(layout: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in layout.items() if k not in (*BATCHING, "offload")}
-
-    if forward is None or rest(forward) != rest(train):
-        return None
-    return {k: forward.get(k, train.get(k)) for k in BATCHING}  # not given: the trainer's
-
-
-def forwards_follow_trainer(data: dict[str, Any], batching: dict[str, Any] | None = None) -> None:
-    """In deployment data, a forward layout given only by its batching (``batching``, else
-    the ``micro_batch`` / ``max_tokens_per_gpu`` / ``packing`` that ``data["forward"]`` has)
-    becomes the trainer's layout without offload with that batching, as frameworks run their
-    log-prob forwards on the trainer's workers (NeMo RL ``logprob_batch_size``, verl
-    ``log_prob_max_token_len_per_gpu``)."""
-    own = dict(data.get("forward") or {})
-    if own and set(own) - set(BATCHING):
-        return  # a whole forward layout: its own
-    own.update({k: v for k, v in (batching or {}).items() if v is not None})
-    if own:
-        data["forward"] = {**data.get("train", {}), "offload": [], **own}
 
 
 def load_deployment(path: str | Path) -> Deployment:

@@ -6,11 +6,11 @@ A degree change is written as the command line lays a trainer out: a query that 
 (``--tp/--pp/--cp/--ep``) lays the trainer out whole, the degrees it leaves out at rlmcost's
 defaults (``cli/_deploy_build.build_deployment``, ``frameworks.preset_model.LAYOUT_FIELDS``), so
 the flags of a change name every degree of the layout in effect that is not the default, and
-the forwards that ran on the trainer's layout follow it (``deployment.spec.following_batching``),
-as the flags make them. NeMo RL's DTensor policy refuses context parallelism with sequence
-packing (``deployment.megatron_engine.check_dtensor_packing``; its DTensor CP recipes turn
-packing off, dapo-qwen2.5-7b-16n4g-fsdp2cp2.v2.yaml @7ea279abf), so a CP change there carries
-``--no-packing``.
+the forwards that ran on the trainer's layout follow it
+(``deployment.batching.following_batching``), as the flags make them. NeMo RL's DTensor
+policy refuses context parallelism with sequence packing
+(``deployment.megatron_engine.check_dtensor_packing``; its DTensor CP recipes turn packing off,
+dapo-qwen2.5-7b-16n4g-fsdp2cp2.v2.yaml @7ea279abf), so a CP change there carries ``--no-packing``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def relaid(layout: Layout, dep: Deployment, changed: str) -> Change:
 
 def following(data: dict[str, Any]) -> dict[str, Any] | None:
     """The batching of deployment ``data``'s forward layout where it ran on the trainer's."""
-    from rlmcost.deployment.spec import following_batching
+    from rlmcost.deployment.batching import following_batching
 
     return following_batching(data.get("forward"), data["train"])
 

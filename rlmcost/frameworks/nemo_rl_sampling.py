@@ -80,19 +80,27 @@ def fused_logprobs(r: Reader, q: ImportedQuery, megatron: bool, cp: int) -> None
 
 
 def trained_drafters(r: Reader, q: ImportedQuery) -> None:
-    """What the policy trains beside the model for the engine's speculative decoding, said, not
-    priced: ``policy.megatron_cfg.mtp_num_layers`` MTP depths (Megatron-core's multi-token
-    prediction: a block, its projection and the LM head with a loss each, ``mtp_use_repeated_
-    layer`` sharing one block's weights; the Nemotron 3 Super recipes at 7ea279abf train 5) and
-    ``policy.draft`` (an EAGLE-style draft model trained on the policy's hidden states)."""
-    for key in ("mtp_detach_heads", "mtp_loss_scaling_factor", "mtp_use_repeated_layer"):
-        r.raw(f"policy.megatron_cfg.{key}")
-    n = r.integer("policy.megatron_cfg.mtp_num_layers", 0, lo=0) if r.flag(
-        "policy.megatron_cfg.enabled", False) else 0  # fmt: skip
+    """What the policy trains beside the model for the engine's speculative decoding:
+    ``policy.megatron_cfg.mtp_num_layers`` MTP depths (Megatron-core's multi-token prediction,
+    priced by ``--mtp-layers``: :mod:`rlmcost.placement.mtp`; ``mtp_use_repeated_layer`` ->
+    ``--mtp-repeated``, ``mtp_detach_heads`` -> ``--mtp-detach-heads``; the Nemotron 3 Super
+    recipes at 7ea279abf train 5, repeated, detached) and ``policy.draft`` (an EAGLE-style draft
+    model trained on the policy's hidden states, said, not priced)."""
+    r.raw("policy.megatron_cfg.mtp_loss_scaling_factor")  # scales a loss: cost-free
+    mc = "policy.megatron_cfg"
+    n = r.integer(f"{mc}.mtp_num_layers", 0, lo=0) if r.flag(f"{mc}.enabled", False) else 0
+    repeated, detached = (r.flag(f"{mc}.{k}", False) for k in ("mtp_use_repeated_layer",
+                                                                "mtp_detach_heads"))  # fmt: skip
     if n:
-        q.note(f"policy.megatron_cfg.mtp_num_layers {n}: Megatron trains {n} MTP depth(s) beside "
-               "the model (a block and the LM head with its loss each); rlmcost's trainer does "
-               "not price them (the update is low by their FLOPs)")  # fmt: skip
+        q.convert(f"{mc}.mtp_num_layers={n}", "--mtp-layers", n,
+                  "MTP depths Megatron trains with the policy (each: a projection, one layer "
+                  "and the LM head with its loss, on the last pipeline stage)")  # fmt: skip
+    if n and repeated:
+        q.convert(f"{mc}.mtp_use_repeated_layer=true", "--mtp-repeated", None,
+                  "one MTP module's weights at every depth", default=False)
+    if n and detached:
+        q.convert(f"{mc}.mtp_detach_heads=true", "--mtp-detach-heads", None,
+                  "no head or embedding gradient from the MTP losses", default=False)
     for key in ("model_name", "num_layers", "aux_layer_indices", "loss_weight"):
         r.raw(f"policy.draft.{key}")
     if r.flag("policy.draft.enabled", False):

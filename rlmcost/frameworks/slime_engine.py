@@ -67,12 +67,15 @@ def engine(r: Reader, q: ImportedQuery) -> None:
                   "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
     _requests_in_flight(r, q)
     _dp_attention(r, q, tp)
-    if r.flag("enable-mtp-training", False):  # Megatron trains the MTP layers beside the model
-        n = r.integer("mtp-num-layers", 1)
-        r.number("mtp-loss-scaling-factor", 0.1)
-        q.note(f"--enable-mtp-training: Megatron trains {n} MTP layer(s) beside the model (a "
-               "block and the LM head with its loss each) for the engines' MTP drafts; rlmcost's "
-               "trainer does not price them (the update is low by their FLOPs)")  # fmt: skip
+    n = r.integer("mtp-num-layers", 0, lo=0)
+    r.number("mtp-loss-scaling-factor", 0.1)  # scales a loss: cost-free
+    if r.flag("enable-mtp-training", False) and n:  # slime/utils/arguments.py asserts the depths
+        q.convert(f"--enable-mtp-training --mtp-num-layers {n}", "--mtp-layers", n,
+                  "MTP depths Megatron trains beside the model for the engines' MTP drafts "
+                  "(slime/backends/megatron_utils/model.py passes the MTP labels)")  # fmt: skip
+    elif n:
+        q.note(f"--mtp-num-layers {n} without --enable-mtp-training: Megatron builds the MTP "
+               "block (model_provider.py) and its forward runs untrained; not priced")
     kv = r.text("sglang-kv-cache-dtype", "auto")
     if kv != "auto":  # docs/en/advanced/low-precision.md "FP8 KV Cache for Rollout"
         q.convert(f"--sglang-kv-cache-dtype {kv}", "--kv-cache-dtype", kv,

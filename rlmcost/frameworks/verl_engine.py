@@ -29,11 +29,24 @@ ROLLOUT = "actor_rollout_ref.rollout"
 
 def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
     """``actor_rollout_ref.model.mtp`` (verl b178a3c, trainer/config/model/hf_model.yaml:
-    enable and enable_rollout False, method mtp, num_speculative_tokens 1): with both on, the
-    vLLM server gets ``speculative_config`` {method, num_speculative_tokens}
-    (workers/rollout/vllm_rollout/vllm_async_server.py), the checkpoint's MTP layer drafting."""
+    enable, enable_train and enable_rollout False, method mtp, num_speculative_tokens 1): with
+    enable and enable_rollout, the vLLM server gets ``speculative_config`` {method,
+    num_speculative_tokens} (workers/rollout/vllm_rollout/vllm_async_server.py), the
+    checkpoint's MTP layer drafting; with enable and enable_train, a Megatron actor trains the
+    checkpoint's MTP layer with its loss (models/mcore/model_forward.py passes the labels;
+    config_converter.py sets mtp_num_layers from num_nextn_predict_layers and
+    weight_converter.py asserts one): ``--mtp-layers 1``."""
     m = "actor_rollout_ref.model.mtp"
-    if not (r.flag(f"{m}.enable", False) and r.flag(f"{m}.enable_rollout", False)):
+    if not r.flag(f"{m}.enable", False):
+        return
+    if r.flag(f"{m}.enable_train", False):
+        if r.text("actor_rollout_ref.actor.strategy", "fsdp") == "megatron":
+            q.convert(f"{m}.enable_train=true", "--mtp-layers", 1, "the Megatron actor trains "
+                      "the checkpoint's MTP layer (verl's converter supports one)")  # fmt: skip
+        else:
+            q.note("model.mtp.enable_train on an FSDP actor: verl trains MTP on Megatron "
+                   "actors only; not priced")
+    if not r.flag(f"{m}.enable_rollout", False):
         return
     if engine != "vllm":
         q.note(f"model.mtp.enable_rollout on {engine}: SGLang's EAGLE tree drafts are not "
@@ -43,9 +56,6 @@ def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
     q.set("--speculative-tokens", n)
     q.note(f"model.mtp.enable_rollout: vLLM drafts {n} token(s) per step with the MTP layer, "
            "acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report §5.4.3)")  # fmt: skip
-    if r.flag(f"{m}.enable_train", False):
-        q.note("model.mtp.enable_train: the trainer also trains the MTP layer; rlmcost trains "
-               "the model without it and refits the engine without it")  # fmt: skip
 
 
 def _kv_cache_dtype(r: Reader, q: ImportedQuery, name: str) -> None:

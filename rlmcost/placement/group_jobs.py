@@ -81,6 +81,7 @@ from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate, Job
+from rlmcost.placement.mtp import with_mtp
 from rlmcost.placement.reference_swap import device_residents
 from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
 from rlmcost.placement.speculative import speculation_for, speculative_cost
@@ -91,9 +92,8 @@ from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
 
 def job(g: GroupModel, task: Task) -> Job:
-    """``task`` evaluated on its group, the vision tower's work included
-    (:mod:`rlmcost.placement.vision`)."""
-    return with_vision(g, task, _job(g, task))
+    """``task`` on its group with the vision tower's and MTP block's work (vision, mtp)."""
+    return with_mtp(g, task, with_vision(g, task, _job(g, task)))
 
 
 def _job(g: GroupModel, task: Task) -> Job:

@@ -38,6 +38,7 @@ from rlmcost.placement.group_train import group_trainer, kind_spec, trainer_offl
 from rlmcost.placement.head_peak import grads_after_head, head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module_stages
+from rlmcost.placement.mtp import with_mtp_bytes
 from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.task_workload import task_workload
@@ -234,6 +235,7 @@ class GroupTasks(GroupSizes):
             first = per_stage[0]
             per_stage[0] = with_terms(first, activations=first.activations + tower)
             per_stage = with_dropout_masks(self, task, per_stage, layout, n, seq)  # its masks
+        per_stage = with_mtp_bytes(self, task, per_stage, layout, n, seq, workload)  # last stage
         placed = [self._deployed(task, m, layout, data_share(layout, n, seq)) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device

@@ -166,7 +166,8 @@ def dtensor_base(base: Run) -> Run:
     bare layout: no PP, EP folded in, its even split); a field the query set otherwise is kept.
     The experts take no expert TP (Automodel's EP mesh, module docstring). The engine, the
     algorithm and the workload stay the base's, so the two trainers answer the same query."""
-    from rlmcost.deployment.spec import BATCHING, TrainLayout, following_batching
+    from rlmcost.deployment.batching import BATCHING, following_batching
+    from rlmcost.deployment.spec import TrainLayout
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_layers, actor_moe, actor_params, actor_spec
     from rlmcost.run.spec import Run, merge

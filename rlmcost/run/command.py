@@ -192,6 +192,9 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--sp" if t.sp else "--no-sp")
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
+    if t.mtp_layers:
+        words += ["--mtp-layers", str(t.mtp_layers)] + ["--mtp-repeated"] * t.mtp_repeated \
+            + ["--mtp-detach-heads"] * t.mtp_detach_heads  # fmt: skip
     if t.disable_dropout:
         words.append("--disable-dropout")
     words.append("--packing" if t.packing else "--no-packing")

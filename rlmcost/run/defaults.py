@@ -15,7 +15,7 @@ partial Run consistent:
   layout (a size tier's PP, EP, SP and split:
   :data:`~rlmcost.frameworks.preset_model.LAYOUT_FIELDS`);
 * a forward layout the preset gives only by its budget follows the given trainer layout
-  (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`);
+  (:func:`~rlmcost.deployment.batching.forwards_follow_trainer`);
 * a Run that names neither ``groups`` (the key absent) nor a placement takes the device
   groups of its preset's size tier where the tier has them (OpenRLHF's and TRL's examples
   for 70 B actors run the engines apart), scaled to its GPUs
@@ -47,7 +47,8 @@ _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[str, Any]:
     """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
     SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
-    from rlmcost.deployment.spec import BATCHING, TrainLayout, forwards_follow_trainer
+    from rlmcost.deployment.batching import BATCHING, forwards_follow_trainer
+    from rlmcost.deployment.spec import TrainLayout
     from rlmcost.frameworks.preset_model import LAYOUT_DEGREES, LAYOUT_FIELDS
 
     _check_shape(data, where)

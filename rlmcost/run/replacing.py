@@ -32,7 +32,7 @@ def replaced_data(data: dict[str, Any], sections: dict[str, Any]) -> dict[str, A
     with its own batching follows a new trainer layout (keeps only its batching), and a
     kept forward layout takes the trainer-only fields the new trainer layout sets
     (``defaults.forward_follows``)."""
-    from rlmcost.deployment.spec import following_batching
+    from rlmcost.deployment.batching import following_batching
     from rlmcost.run.defaults import forward_follows  # a kept forward's trainer-only fields
     from rlmcost.run.spec import merge
 
