@@ -30,7 +30,8 @@ D, H, KV, DH, FF, V = 4096, 32, 8, 128, 12288, 151936  # Qwen3-8B config.json
 B, K, S, T = 8, 4, 512, 1024
 TOKENS = B * K * (S + T)  # every sequence at T: --length-dist fixed
 QUERY = ["-m", "qwen3-8b", "-H", "h100", "--gpus", "8", "-B", str(B), "-K", str(K), "-S",
-         str(S), "-T", str(T), "--framework", "nemo-rl", "--tp", "4"]  # fmt: skip
+         str(S), "-T", str(T), "--framework", "nemo-rl", "--tp", "4", "--zero", "1",
+         "--param-dtype", "bf16"]  # NeMo RL's Megatron policy  # fmt: skip
 NEMO = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
 
 
@@ -107,7 +108,7 @@ def test_mtp_runs_in_the_policys_passes_alone_ideal_or_not() -> None:
     assert sum(j.work_flops for g in b.groups for j in g.jobs) > \
         sum(j.work_flops for g in a.groups for j in g.jobs)  # the model's compute  # fmt: skip
     ppo = ["-m", "qwen3-8b", "-H", "h100", "--gpus", "8", "-B", "8", "-K", "1", "-S", "512",
-           "-T", "512", "--critic", "qwen3-8b", "--framework", "nemo-rl"]  # fmt: skip
+           "-T", "512", "--critic", "qwen3-8b", "--framework", "nemo-rl", "--zero", "1"]
     a = evaluate(run_from_argv("ppo", ppo)).evaluation
     b = evaluate(run_from_argv("ppo", [*ppo, "--mtp-layers", "1"])).evaluation
     assert a is not None and b is not None
@@ -120,7 +121,17 @@ def test_mtp_runs_in_the_policys_passes_alone_ideal_or_not() -> None:
 def test_a_model_whose_mtp_layer_shape_is_unknown_is_refused_with_the_flag() -> None:
     with pytest.raises(SpecError, match="--mtp-layers"):
         evaluate(run_from_argv("grpo", ["-m", "gemma-3-4b", "-H", "h100", "--gpus", "8",
-                                        "--mtp-layers", "1"]))  # fmt: skip
+                                        "--framework", "slime", "--mtp-layers", "1"]))
+
+
+def test_a_hugging_face_trainer_builds_no_mtp_block() -> None:
+    # NeMo RL's DTensor policy (its preset at ZeRO-3) and verl's FSDP workers run transformers
+    # models, which build no MTP block (hf_qwen3.py: _keys_to_ignore_on_load_unexpected mtp.*)
+    for framework, more in (("nemo-rl", ["--zero", "3"]), ("verl", [])):
+        with pytest.raises(SpecError, match="Hugging Face model"):
+            evaluate(run_from_argv("grpo", ["-m", "qwen3-8b", "-H", "h100", "--gpus", "8",
+                                            "--framework", framework, *more,
+                                            "--mtp-layers", "1"]))  # fmt: skip
 
 
 def test_the_frameworks_keys_set_the_flags() -> None:

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
 
 
-_MEGATRON_AT = {"fsdp": " or choose its Megatron trainer (--tp, --pp or --ep above 1)",
+MEGATRON_AT = {"fsdp": " or choose its Megatron trainer (--tp, --pp or --ep above 1)",
                 "zero3": " or choose its Megatron trainer (--zero 1 or 0)",
                 "always": " (it has no Megatron-core trainer)"}
 """Where a framework's trainer is Megatron-core's, by ``Behaviour.hf_trainer`` (the end of
@@ -85,7 +85,7 @@ def grad_reduce(deployment: Deployment, train: TrainLayout | None = None) -> Gra
     if given is not None and hf and beh is not None:
         raise SpecError(f"--grad-reduce-dtype is Megatron-core's gradient buffer, but "
                         f"{deployment.framework}'s trainer runs a Hugging Face model at this "
-                        f"layout; drop it{_MEGATRON_AT.get(beh.hf_trainer, '')}")  # fmt: skip
+                        f"layout; drop it{MEGATRON_AT.get(beh.hf_trainer, '')}")  # fmt: skip
     if given is not None or beh is None or hf:
         return given
     return GradReduce(beh.megatron_grad_reduce)

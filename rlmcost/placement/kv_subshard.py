@@ -27,7 +27,7 @@ from rlmcost.deployment.kinds import TrainerKernels
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.validate import KV_SUBSHARD_COMMIT
-from rlmcost.placement.grad_buffer import _MEGATRON_AT
+from rlmcost.placement.grad_buffer import MEGATRON_AT
 from rlmcost.placement.pass_options import runs_hf_model
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def check_kv_subshard(dep: Deployment, models: Iterable[ModelSpec]) -> None:
             who = f"{dep.framework}'s trainer" if beh is not None else "the trainer"
             why = _WHY.get(beh.hf_trainer if beh is not None and not liger else "",
                            "its tensor-parallel plan splits k_proj and v_proj by heads")
-            fix = _MEGATRON_AT.get(beh.hf_trainer, "") if beh is not None else ""
+            fix = MEGATRON_AT.get(beh.hf_trainer, "") if beh is not None else ""
             raise SpecError(
                 f"tp={train.tp} > kv heads={h_kv} of {spec.name}: {who} runs a Hugging Face "
                 f"model at this layout ({why}); only Megatron-core sub-shards the QKV "

@@ -84,7 +84,24 @@ def mtp_depths(g: Any, task: Task) -> int:
     if task.kind not in (Kind.TRAIN, Kind.FORWARD) or task.role not in MTP_ROLES:
         return 0
     layout = g.train_layout() if task.kind is Kind.TRAIN else g._forward_layout()
+    if layout.mtp_layers:
+        _check_megatron(g.s.deployment, layout)
     return int(layout.mtp_layers)
+
+
+def _check_megatron(deployment: Any, train: Any) -> None:
+    """A SpecError where the framework's trainer at this layout runs a Hugging Face model
+    (``pass_options.runs_hf_model``: verl's FSDP workers, NeMo RL's DTensor policy, OpenRLHF,
+    TRL), which builds no MTP block."""
+    from rlmcost.frameworks.presets import behaviour
+    from rlmcost.placement.grad_buffer import MEGATRON_AT
+    from rlmcost.placement.pass_options import runs_hf_model
+
+    beh = behaviour(deployment.framework)
+    if beh is not None and runs_hf_model(beh, train):
+        raise SpecError(f"--mtp-layers is Megatron-core's multi-token prediction, but "
+                        f"{deployment.framework}'s trainer runs a Hugging Face model at this "
+                        f"layout; drop it{MEGATRON_AT.get(beh.hf_trainer, '')}")
 
 
 def block_arch(arch: Arch) -> Arch:
