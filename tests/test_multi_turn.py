@@ -178,3 +178,42 @@ def test_cli_flags_and_errors():
                               "--observation-tokens", "64"])  # fmt: skip
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert "--response-len 196 or more" in bad.output
+
+
+def test_verl_multi_turn_import():
+    """verl's rollout.multi_turn (rollout.yaml @b178a3cd: max_tool_response_length 256,
+    max_parallel_calls 1): max_assistant_turns an upper bound taken whole, 256 tool tokens at
+    most per turn; null: one turn and a note."""
+    from pathlib import Path
+
+    from rlmcost.frameworks.verl import import_verl
+
+    verl = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+    mt = "actor_rollout_ref.rollout.multi_turn"
+    q = import_verl(verl, [f"{mt}.enable=true", f"{mt}.max_assistant_turns=5",
+                           "data.max_response_length=4096"])  # fmt: skip
+    flags = dict(q.flags)
+    assert flags["--turns"] == 5 and flags["--observation-tokens"] == 256
+    # 5 turns of 256-token tool responses need 4 x 256 + 5 = 1029 tokens: 512 holds 2
+    q = import_verl(verl, [f"{mt}.enable=true", f"{mt}.max_assistant_turns=5",
+                           "data.max_response_length=512"])  # fmt: skip
+    assert dict(q.flags)["--turns"] == 2
+    q = import_verl(verl, [f"{mt}.enable=true"])
+    assert "--turns" not in dict(q.flags) and any("max_assistant_turns null" in n
+                                                  for n in q.notes)  # fmt: skip
+
+
+@pytest.mark.parametrize(("async_engine", "schedule"),
+                         [("false", "turn-synchronous"), ("true", "per-sample")])
+def test_nemo_rl_rollout_turns_import(async_engine: str, schedule: str):
+    """grpo.max_rollout_turns (grpo_sliding_puzzle.yaml @7ea279abf: 50) as --turns; the
+    schedule by should_use_async_rollouts (vllm_cfg.async_engine)."""
+    from pathlib import Path
+
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    nemo = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
+    q = import_nemo_rl(nemo, ["grpo.max_rollout_turns=4",
+                              f"policy.generation.vllm_cfg.async_engine={async_engine}"], 200)
+    flags = dict(q.flags)
+    assert flags["--turns"] == 4 and flags["--turn-schedule"] == schedule
