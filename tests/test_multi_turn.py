@@ -217,3 +217,10 @@ def test_nemo_rl_rollout_turns_import(async_engine: str, schedule: str):
                               f"policy.generation.vllm_cfg.async_engine={async_engine}"], 200)
     flags = dict(q.flags)
     assert flags["--turns"] == 4 and flags["--turn-schedule"] == schedule
+
+
+def test_offline_algorithms_take_no_turns():
+    """DPO generates nothing (Table IV's offline methods): --turns is an error, not ignored."""
+    res = runner.invoke(app, ["dpo", "-m", "8b", "--turns", "2"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "generates no rollouts" in res.output

@@ -221,6 +221,9 @@ def with_turns(wl: Workload, run: Run) -> Workload:
     if w.turns == 1 and (w.observation_tokens or w.tool_latency_s):
         raise SpecError("--observation-tokens and --tool-latency come after a turn: give "
                         "--turns 2 or more with them")  # fmt: skip
+    if get_algorithm(run.algorithm.name).offline:
+        raise SpecError(f"--turns: {run.algorithm.name} trains on a fixed dataset and generates "
+                        "no rollouts; leave --turns out or use an online algorithm (grpo, ppo)")
     check_turns(w.turns, w.observation_tokens, wl.response_len)
     return wl.model_copy(update={"turns": w.turns, "observation_tokens": w.observation_tokens,
                                  "tool_latency_s": w.tool_latency_s,
