@@ -101,3 +101,19 @@ class EpDispatcher(StrEnum):
     ALLTOALL = "alltoall"  # NCCL all-to-all: each copy once, NIC or NVLink by its peer
     DEEPEP = "deepep"  # flex + DeepEP normal kernels: once per remote node, then NVLink
     ALLGATHER = "allgather"  # Megatron's default: ETP x EP all-gather, reduce-scatter back
+
+
+class TurnSchedule(StrEnum):
+    """How a multi-turn (agentic) rollout interleaves its samples' turns with the environment
+    (rlmcost.placement.turns).
+
+    ``per-sample``: each trajectory runs as its own task and the engine keeps decoding other
+    samples while one waits for its tool (verl's agent loop, ``verl/experimental/agent_loop/
+    tool_agent_loop.py`` @b178a3cd; NeMo RL ``run_async_multi_turn_rollout`` under
+    ``vllm_cfg.async_engine``; slime's per-sample ``generate``, ``slime/rollout/
+    sglang_rollout.py`` @624b824a). ``turn-synchronous``: every active sample's turn i is one
+    generation batch, then one environment step for all, then turn i + 1 (NeMo RL
+    ``run_multi_turn_rollout``, ``nemo_rl/experience/rollouts.py`` @7ea279abf)."""
+
+    PER_SAMPLE = "per-sample"
+    TURN_SYNC = "turn-synchronous"

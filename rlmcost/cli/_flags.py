@@ -22,9 +22,18 @@ import typer
 
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
-from rlmcost.choices import AttnCounting, RankOrder
+from rlmcost.choices import AttnCounting, RankOrder, TurnSchedule
 from rlmcost.cli._deploy import deployment_options
-from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, framework_default
+from rlmcost.cli._parse import (
+    CALIBRATION_HELP,
+    GROUPS_HELP,
+    LENGTH_HELP,
+    OBSERVATION_HELP,
+    TOOL_LATENCY_HELP,
+    TURN_SCHEDULE_HELP,
+    TURNS_HELP,
+    framework_default,
+)
 from rlmcost.frameworks.preset_model import FrameworkChoice
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
@@ -128,6 +137,12 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 min=0,
             ),
         ] = None,
+        turns: Annotated[int | None, typer.Option(help=TURNS_HELP, **Pos)] = None,
+        observation_tokens: Annotated[
+            int | None, typer.Option(help=OBSERVATION_HELP, min=0)] = None,
+        tool_latency: Annotated[float | None, typer.Option(help=TOOL_LATENCY_HELP, min=0)] = None,
+        turn_schedule: Annotated[
+            TurnSchedule | None, typer.Option(help=TURN_SCHEDULE_HELP)] = None,
         epochs: Annotated[int | None, typer.Option(help=_knob_help("epochs", alg), **Pos)] = None,
         mini_batches: Annotated[
             int | None, typer.Option(help=_knob_help("mini_batches", alg), **Pos)

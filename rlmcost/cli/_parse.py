@@ -62,3 +62,23 @@ def framework_default(bare: str) -> str:
     layout, ``bare``, is the default only under ``--framework none``."""
     return (f"Default: the preset's of the framework the query follows (see --framework; "
             f"`rlmcost frameworks`); {bare} under --framework none.")  # fmt: skip
+
+TURNS_HELP = (
+    "Assistant turns N per sample, an agentic rollout (default: 1): after each turn but the "
+    "last the environment returns --observation-tokens, part of --response-len, which the "
+    "engine prefills on the cached context; trained sequences stay S + T."
+)
+OBSERVATION_HELP = (
+    "Tokens O the environment returns after each turn but the last (default: 0): prefilled, "
+    "not decoded. Needs (N - 1) x O + N <= T."
+)
+TOOL_LATENCY_HELP = (
+    "Seconds L each environment (tool) call takes (default: 0): (N - 1) x L on a sample's "
+    "own chain."
+)
+TURN_SCHEDULE_HELP = (
+    "How turns meet the environment: per-sample (a task per trajectory, the engine busy with "
+    "others while one waits: verl's agent loop, slime) or turn-synchronous (every sample's "
+    "turn one batch, then one environment step: NeMo RL's run_multi_turn_rollout). Default: "
+    "turn-synchronous under NeMo RL without --partial-rollout, else per-sample."
+)

@@ -86,6 +86,10 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "response_len": opts.get("response_len"),
         "length_dist": opts.get("length_dist"),
         "image_tokens": opts.get("image_tokens"),
+        **{k: v for k, v in (("turns", opts.get("turns")),
+                             ("observation_tokens", opts.get("observation_tokens")),
+                             ("tool_latency_s", opts.get("tool_latency")),
+                             ("turn_schedule", opts.get("turn_schedule"))) if v is not None},
     }
     base = base_deployment(opts).train
     default_zero = ZeroStage.OS_G_P if placements else ZeroStage.NONE

@@ -36,6 +36,7 @@ from rlmcost.frameworks.nemo_rl_sampling import (
     fused_logprobs,
     trained_drafters,
 )
+from rlmcost.frameworks.nemo_rl_turns import rollout_turns
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
@@ -46,7 +47,7 @@ __all__ = ["import_nemo_rl", "packed_tokens_per_gpu"]
 
 _MEG = "policy.megatron_cfg"
 IGNORED = (
-    "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps",
+    "grpo.max_num_epochs", "grpo.max_num_steps",
     "grpo.normalize_rewards", "grpo.use_leave_one_out_baseline", "grpo.val_period",
     "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
     "grpo.val_batch_size", "grpo.seed", "loss_fn",
@@ -184,6 +185,7 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
         t,
         f"response tokens: {total} - {s} = {total - s}, at most max_new_tokens",
     )
+    rollout_turns(r, q, t)
 
 
 def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:

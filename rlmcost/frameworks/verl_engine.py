@@ -113,7 +113,7 @@ def engine(r: Reader, q: ImportedQuery, day: str | None,
         q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
                "models the synchronous iteration")  # fmt: skip
     if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
-        q.note("multi-turn rollouts: rlmcost models one prompt and one response per sample")
+        multi_turn(r, q)
     q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
     dp, ep = (r.integer(f"{ROLLOUT}.{k}_parallel_size", 1) for k in ("data", "expert"))
     if dp > 1 or ep > 1:  # vllm_async_server.py: one engine of DP x TP ranks, experts over EP
@@ -148,3 +148,38 @@ def _vllm_version(q: ImportedQuery, day: str) -> None:
                f"verl of {day} admits vLLM <= {pin} (setup.py), before the releases rlmcost "
                "models (0.9.0-0.20.x): its start-up profile is priced with verl's current pin, "
                "vLLM 0.12.0, whose sampler sorts the vocabulary too")
+
+
+def multi_turn(r: Reader, q: ImportedQuery) -> None:
+    """``rollout.multi_turn`` (verl's agent loop, ``verl/experimental/agent_loop/
+    tool_agent_loop.py`` and ``trainer/config/rollout/rollout.yaml`` @b178a3cd): a task per
+    trajectory (``--turn-schedule per-sample``, the verl preset's), the assistant and tool
+    tokens in one ``response_length`` (``data.max_response_length``). ``max_assistant_turns``
+    is an upper bound: every sample is taken to run all of them, the most the config allows
+    (a trajectory ends earlier when the model calls no tool), as many as fit the budget;
+    null (no limit) leaves one turn and a note. ``max_tool_response_length`` (256) cuts a
+    tool's text in characters, so its tokens are at most that (a BPE token spans at least
+    one character), per call up to ``max_parallel_calls``: their product is the observation
+    bound set, the chat template's role tokens left out. The tool latency is not in the
+    config (a note)."""
+    turns = r.raw(f"{ROLLOUT}.multi_turn.max_assistant_turns", None)
+    chars = r.integer(f"{ROLLOUT}.multi_turn.max_tool_response_length", 256)
+    calls = r.integer(f"{ROLLOUT}.multi_turn.max_parallel_calls", 1)
+    if turns is None:
+        q.note("rollout.multi_turn.enable with max_assistant_turns null (no limit): the turns "
+               "depend on the model and its tools; priced as one turn (give --turns, "
+               "--observation-tokens, --tool-latency)")  # fmt: skip
+        return
+    n, o = r.integer(f"{ROLLOUT}.multi_turn.max_assistant_turns", 1), chars * calls
+    t = r.integer("data.max_response_length", 512)
+    fit = max(1, min(n, (t + o) // (o + 1)))  # (N - 1) O + N <= T (placement.turns)
+    q.convert(f"rollout.multi_turn.max_assistant_turns={n}", "--turns", fit,
+              "assistant turns a sample, the upper bound taken" + (
+                  f" ({fit}: as many as {t} response tokens hold with {o}-token tool "
+                  "responses)" if fit < n else ""), 1)  # fmt: skip
+    if fit > 1:
+        q.convert(f"max_tool_response_length={chars} x max_parallel_calls={calls}",
+                  "--observation-tokens", o, "tool tokens after each turn, at most (the text "
+                  "cut in characters; the chat template's tokens left out)", 0)  # fmt: skip
+        q.note("multi-turn rollouts: the tool latency is not in the config (give "
+               "--tool-latency SECONDS; 0 taken)")  # fmt: skip

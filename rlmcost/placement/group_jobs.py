@@ -36,18 +36,14 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
-from rlmcost.choices import Head
-from rlmcost.compiled.blocks import work_head_per_token, work_prefill
-from rlmcost.compiled.memory import memory_per_rank
-from rlmcost.deployment.engine_kv import cache_options, read_workload
+from rlmcost.deployment.engine_kv import cache_options
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
-from rlmcost.parallel.breakdown import Mode, data_share
+from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.packed_weights import engine_packed
 from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.perf.decode_kernels import dsa_bound_per_token
 from rlmcost.perf.deepspeed_chat import hybrid_engine_launch_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
@@ -57,6 +53,7 @@ from rlmcost.placement.admission import in_arrival
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.engine_budget import RUNNING, batched_tokens, cap_source, running_cap
 from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_decode import decode_cost
 from rlmcost.placement.group_dschat import (
     dschat_floor_s,
     dschat_forward_floor_s,
@@ -78,13 +75,14 @@ from rlmcost.placement.group_passes import (
 )
 from rlmcost.placement.group_realhf import areal_server_lengths, realhf_task_floor_s
 from rlmcost.placement.group_transfers import transfers
+from rlmcost.placement.group_turns import decoded, with_turns
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.mtp import with_mtp
 from rlmcost.placement.reference_swap import device_residents
-from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
-from rlmcost.placement.speculative import speculation_for, speculative_cost
+from rlmcost.placement.rollout import timeline
+from rlmcost.placement.speculative import speculation_for
 from rlmcost.placement.streaming import stream
 from rlmcost.placement.task_work import depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.vision import with_vision
@@ -92,8 +90,11 @@ from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
 
 def job(g: GroupModel, task: Task) -> Job:
-    """``task`` on its group with the vision tower's and MTP block's work (vision, mtp)."""
-    return with_mtp(g, task, with_vision(g, task, _job(g, task)))
+    """``task`` evaluated on its group, a multi-turn rollout's observations and tool wait
+    (:mod:`rlmcost.placement.group_turns`), the vision tower's and the MTP block's work
+    included (:mod:`rlmcost.placement.vision`, :mod:`rlmcost.placement.mtp`)."""
+    return with_mtp(g, task, with_vision(g, task, with_turns(g, task, _job(g, task),
+                                                             engine_model)))
 
 
 def _job(g: GroupModel, task: Task) -> Job:
@@ -105,7 +106,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     model = g.s.specs[task.role].name
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:
-        return _generate(g, task, arch, layout, lengths, work, model, n)
+        return _generate(g, task, arch, layout, decoded(g, task, lengths), work, model, n)
     depth = depth_of(inv, arch, frozen_at(g.s.values, g.longest(task)))
     if task.kind is Kind.FORWARD:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
@@ -307,25 +308,7 @@ def _generate(
         slots = g.slots(task, replicas, len(mine))
         own = g.own(task, slots * replicas)
     memory = g.with_residents(task, own)
-    one_seq = memory_per_rank(
-        arch, layout.one_stage(), Mode.GENERATE, replicas, g.seq_len(task),
-        read_workload(g.engine.kind, arch, g.workload(task), g.s.deployment.ideal), inv.model_head,
-    )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
-    tokens = -(-g.seq_len(task) // layout.cp)
-    f0, f1 = decode_flops(arch)
-    if task.value_head:
-        f0 += work_head_per_token(arch, Head.VALUE)
-    gather_s = g.gather_s(task)
-    cost = DecodeCost(
-        f0=f0,
-        f1=f1,
-        prefill_flops=int(work_prefill(arch, prompt, 1, g.s.counting)),
-        weight_bytes=float(g.weights_read(task)),
-        kv_bytes_per_token=one_seq.kv_cache / tokens if arch.index_topk is None else
-        dsa_bound_per_token(arch)[1] / layout.attention_dp,  # DSA: the indexers' keys alone
-        gather_s=gather_s,
-    )
-    cost = speculative_cost(g, task, cost, prompt)
+    cost = decode_cost(g, task, arch, layout, prompt)
     call = g.engine.sequences_per_call
     rounds, by_call = None, False  # calls larger than the slots: continuous batching inside
     # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)

@@ -189,6 +189,8 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
                           w.response_len, one is not None)  # fmt: skip
     specs = resolve_models(alg, m.actor, models_given(m.given()))
     wl = with_image_tokens(wl, w.image_tokens, specs)
+    if w.turns > 1 or w.observation_tokens or w.tool_latency_s:
+        wl = with_turns(wl, run)
     hw = get_hardware(c.hardware)
     if c.calibration is not None and efficiency is not None:
         raise SpecError("give either efficiency or calibration, not both")
@@ -207,6 +209,25 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
     host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
     return Query(alg, wl, specs, hw, efficiency, values, dist, host,
                  group_note=one if alg.min_group > 1 else None)
+
+
+def with_turns(wl: Workload, run: Run) -> Workload:
+    """``wl`` with the Run's multi-turn rollout (checked against T: ``placement.turns``) and
+    its schedule (``run.defaults.turn_schedule``)."""
+    from rlmcost.placement.turns import check_turns
+    from rlmcost.run.defaults import turn_schedule
+
+    w = run.workload
+    if w.turns == 1 and (w.observation_tokens or w.tool_latency_s):
+        raise SpecError("--observation-tokens and --tool-latency come after a turn: give "
+                        "--turns 2 or more with them")  # fmt: skip
+    if get_algorithm(run.algorithm.name).offline:
+        raise SpecError(f"--turns: {run.algorithm.name} trains on a fixed dataset and generates "
+                        "no rollouts; leave --turns out or use an online algorithm (grpo, ppo)")
+    check_turns(w.turns, w.observation_tokens, wl.response_len)
+    return wl.model_copy(update={"turns": w.turns, "observation_tokens": w.observation_tokens,
+                                 "tool_latency_s": w.tool_latency_s,
+                                 "turn_schedule": turn_schedule(run)})  # fmt: skip
 
 
 def _dtype_base(run: Run) -> Workload | None:

@@ -18,6 +18,7 @@ from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.placement.group_offload import offload_notes
 from rlmcost.placement.group_train import any_router_fp64
+from rlmcost.placement.group_turns import turns_note
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.length_notes import length_note, over_budget_note
@@ -73,7 +74,7 @@ def deployment_notes(est: PlacementEstimate, q: Query, run: Run, setup: Setup,
             "per-sequence time keeps its x86 value (rlmcost.perf.engine_host.host_options)"
         )
     _extend(notes, (length_note(setup, wl.response_len, est.groups),
-                    over_budget_note(est.groups)))  # fmt: skip
+                    over_budget_note(est.groups), turns_note(wl, est.groups)))  # fmt: skip
     _extend(notes, (*speculation_notes(dep), est.host_check.unchecked))  # unknown hosts
     _extend(notes, (_unused_refit_note(setup, est), _handoff_note(setup, est)))
     _extend(notes, _idle_rank_notes(est))  # dp wider than the batch

@@ -24,7 +24,10 @@ _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
                "judge_len": "--judge-len"}  # fmt: skip
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
                    "response_len": "-T", "length_dist": "--length-dist",
-                   "image_tokens": "--image-tokens"}  # fmt: skip
+                   "image_tokens": "--image-tokens", "turns": "--turns",
+                   "observation_tokens": "--observation-tokens",
+                   "tool_latency_s": "--tool-latency",
+                   "turn_schedule": "--turn-schedule"}  # fmt: skip
 _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "--etp",
                 "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
@@ -129,7 +132,7 @@ def to_command(run: Run, command: str | None = None) -> str:
     words += ["--reward", "rule"] if a.rule_reward and not _compare_implied(run, cmd) else []
     w = run.workload
     for field, flag in _WORKLOAD_FLAGS.items():
-        if getattr(w, field) is not None:
+        if getattr(w, field) is not None and getattr(w, field) != getattr(base.workload, field):
             words += [flag, str(getattr(w, field))]
     if w.dtypes() != base.workload.dtypes():
         raise SpecError("no flag sets the dtypes; use `rlmcost run FILE`")

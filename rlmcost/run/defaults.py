@@ -339,3 +339,22 @@ def kv_scales_implied(run: Any) -> bool:
         return False
     engines = [d.engine, *(g.engine for g in d.groups if g.engine is not None)]
     return any(e.kv_cache_dtype is Dtype.FP8 for e in engines)
+
+
+def turn_schedule(run: Any) -> Any:
+    """A multi-turn rollout's :class:`~rlmcost.choices.TurnSchedule`: the Run's, else its
+    framework's: NeMo RL's ``run_multi_turn_rollout`` (turn-synchronous) unless its vLLM
+    engine is asynchronous (``should_use_async_rollouts``: ``vllm_cfg.async_engine``, which
+    async GRPO, ``--partial-rollout``, requires), as its examples leave it
+    (``grpo_math_1B.yaml`` ``vllm_cfg.async_engine: false``; nemo_rl/algorithms/grpo.py,
+    nemo_rl/models/generation/interfaces.py at 7ea279abf); every other framework, and the
+    bare layout, runs a task per sample (verl's agent loop, slime's ``generate``)."""
+    from rlmcost.choices import TurnSchedule
+
+    given = run.workload.turn_schedule
+    if given is not None:
+        return given
+    d = run.deployment
+    if framework_name(d.framework, d.ideal) == "nemo-rl" and not d.partial_rollout:
+        return TurnSchedule.TURN_SYNC
+    return TurnSchedule.PER_SAMPLE

@@ -31,10 +31,12 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
-from rlmcost.choices import AttnCounting, Dtype
+from rlmcost.choices import AttnCounting
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
+from rlmcost.run.workload_spec import DTYPE_FIELDS as DTYPE_FIELDS  # re-exported
+from rlmcost.run.workload_spec import WorkloadSpec as WorkloadSpec  # re-exported
 from rlmcost.specs import ModelSpec
 from rlmcost.specs.registry import pool_hint
 from rlmcost.specs.validation import Checked
@@ -130,48 +132,6 @@ class ModelsSpec(Checked):
         named = {"critic": self.critic, "reward": self.reward, "reference": self.reference,
                  "judge": self.judge}  # fmt: skip
         return {**{r: m for r, m in named.items() if m is not None}, **self.others}
-
-
-class WorkloadSpec(Checked):
-    """Token counts of one iteration (None: B = 64, K = the algorithm's default group, S = T =
-    1024) and the response-length distribution (``--length-dist`` text; None: every response
-    has T tokens)."""
-
-    model_config = _STRICT
-
-    prompts: int | None = Field(default=None, description="B, prompts (pairs) per step")
-    samples_per_prompt: int | None = Field(default=None, description="K, responses")
-    prompt_len: int | None = Field(default=None, description="S, prompt tokens")
-    response_len: int | None = Field(default=None, description="T, response tokens")
-    length_dist: str | None = Field(
-        default=None,
-        description="fixed, reasoning, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]], file:PATH",
-    )
-    image_tokens: int | None = Field(
-        default=None, ge=0, description="tokens of one image per prompt, part of S (a "
-        "vision-language model; None = 0, text only)",
-    )
-    weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
-    activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
-    kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")
-    logits_dtype: Dtype = Field(default=Dtype.FP32, description="logits for log-probs")
-    compute_dtype: Dtype = Field(default=Dtype.BF16, description="GEMM dtype for peak FLOP/s")
-
-    @field_validator("prompts", "samples_per_prompt", "prompt_len", "response_len")
-    @classmethod
-    def _positive(cls, v: int | None, info: ValidationInfo) -> int | None:
-        if v is not None and v < 1:
-            flag = {"prompts": "batch", "samples_per_prompt": "group"}
-            name = flag.get(str(info.field_name), info.field_name)
-            raise ValueError(f"{name}={v} must be a positive integer")
-        return v
-
-    def dtypes(self) -> dict[str, Dtype]:
-        """The dtype fields, as :class:`~rlmcost.specs.Workload` names them."""
-        return {k: getattr(self, k) for k in DTYPE_FIELDS}
-
-
-DTYPE_FIELDS = ("weight_dtype", "activation_dtype", "kv_dtype", "logits_dtype", "compute_dtype")
 
 
 class ClusterSpec(Checked):

@@ -4,7 +4,7 @@
 # (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 from pydantic import ConfigDict, Field
 
-from rlmcost.choices import Dtype
+from rlmcost.choices import Dtype, TurnSchedule
 from rlmcost.specs.validation import Checked
 
 SGLANG_SWA_FULL_TOKENS_RATIO = (4, 5)
@@ -27,6 +27,20 @@ class Workload(Checked):
     image_tokens: int = Field(
         default=0, ge=0, description="tokens of one image in each prompt (part of S), which a "
         "vision-language model's tower encodes; 0 = text only",
+    )
+    turns: int = Field(default=1, ge=1, description="N, assistant turns per sample (an "
+                       "agentic rollout); 1 = one response (rlmcost.placement.turns)")
+    observation_tokens: int = Field(
+        default=0, ge=0, description="O, tokens the environment returns after every turn but "
+        "the last, prefilled on the cached context; part of T (rlmcost.placement.turns)",
+    )
+    tool_latency_s: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False,
+        description="L, seconds a sample waits for its environment after each turn but the last",
+    )
+    turn_schedule: TurnSchedule = Field(
+        default=TurnSchedule.PER_SAMPLE, description="how the turns meet the environment: "
+        "per-sample (asynchronous) or turn-synchronous rounds (rlmcost.choices.TurnSchedule)",
     )
     weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
     activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
