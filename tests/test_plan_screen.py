@@ -34,6 +34,11 @@ QUERIES = {
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.2-1b"},
         "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
                      "length_dist": "uniform:256,2048"}}), (2, 4, 64)),
+    "grpo-1b-turns": (Run.from_data({  # agentic: observations prefilled, not decoded
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
+                     "length_dist": "uniform:256,2048", "turns": 4, "observation_tokens": 600,
+                     "tool_latency_s": 0.0}}), (2, 4, 16)),
     "ppo-8b-openrlhf": (Run.from_data({
         "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
         "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},

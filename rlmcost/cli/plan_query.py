@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from rlmcost.plan.search import PlanResult
     from rlmcost.run.spec import Run
 
-RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
+RUN_FACTS = ("image_tokens", "turns", "observation_tokens", "tool_latency", "turn_schedule",
+             "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
              "freeze_vision_tower", "mtp_layers", "mtp_repeated", "mtp_detach_heads",
              "disable_dropout", "padded", "packing", "fused_loss",
              "max_tokens_per_gpu", "forward_max_tokens_per_gpu", "forward_micro_batch",

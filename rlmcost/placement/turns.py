@@ -79,6 +79,19 @@ def turn_lengths(length: int, turns: int, observation_tokens: int) -> tuple[int,
     return tuple(q + (i < r) for i in range(k + 1))
 
 
+def least_decoded(length: int, turns: int, observation_tokens: int) -> int:
+    """The fewest decoded tokens of a sample of at least ``length`` response tokens (the plan
+    screen's bound on the longest sample's decode steps): l - k O over l >= ``length``, which
+    dips where k steps up and grows once k = N - 1, so the least is within (N - 1)(O + 1) + 1.
+
+    >>> least_decoded(101, 4, 100), least_decoded(2048, 1, 0)
+    (2, 2048)
+    """
+    span = (turns - 1) * (observation_tokens + 1) + 2
+    return min(n - observations(n, turns, observation_tokens) * observation_tokens
+               for n in range(length, length + span))  # fmt: skip
+
+
 def decoded_lengths(lengths: Sequence[int], turns: int, observation_tokens: int
                     ) -> tuple[int, ...]:  # fmt: skip
     """Each sample's decoded tokens, l - k O (the rollout timeline's lengths)."""

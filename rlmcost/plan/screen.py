@@ -1,10 +1,10 @@
 """The RL planner's screen: a memory and a time lower bound for every candidate at once.
 
-:func:`screen` takes the candidates of a query as numpy arrays (one entry per candidate:
-GPUs, the actor's training group, the engines' group, the family's kind, tp/pp/cp/sp, ZeRO,
-checkpointing, micro-batch, offload, engine TP) and the query's constants (:class:`Query`)
-and returns, per candidate, bytes per device and seconds per iteration that the exact
-evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never goes below:
+:func:`screen` takes the candidates of a query as numpy arrays (one entry per candidate: GPUs,
+the actor's training group, the engines' group, the family's kind, tp/pp/cp/sp, ZeRO, ckpt,
+micro-batch, offload, engine TP) and the query's constants (:class:`Query`) and returns, per
+candidate, bytes per device and seconds per iteration that the exact evaluation
+(:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never goes below:
 
 * memory: the trainer's model states (weights, gradients and the optimizer, each unless kept
   in host memory through the step, :mod:`rlmcost.plan.offloads`; a between-phases offload
@@ -24,16 +24,14 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
   asynchronous one takes the busiest group per iteration):
 
   - every family: W / (GPUs x peak) (the iteration's MFU is at most 1);
-  - the decode: (T_max - 1) steps (none for a streaming rollout, ``--partial-rollout``, whose
-    iteration holds no sample from start to end), each reading one TP shard of the engine's
-    weights per device, |M| x bytes / (engine TP x HBM bandwidth)
-    (:class:`rlmcost.placement.rollout.DecodeCost`; T_max is at least the median response of
-    the length distribution; MoE models, whose steps may read only the routed experts, take 0
-    here), plus the seconds the generating group spends beside it on units no layout changes
+  - the decode: (T_max - 1) steps (none for a streaming rollout, ``--partial-rollout``), each
+    reading one TP shard of the engine's weights per device, |M| x bytes / (engine TP x HBM
+    bandwidth) (``rollout.DecodeCost``; T_max at least the median response's decoded tokens,
+    ``turns.least_decoded``; 0 for MoE models, whose steps may read only the routed experts),
+    plus the seconds the generating group spends beside it on units no layout changes
     (:attr:`Query.group_s`: the Ray controller, the refit; every unit's prediction is at
     least its bound, and a group runs its units one after another);
-  - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
-    trains);
+  - one group (``baseline``): decode + W_train / (GPUs x peak) (it decodes, then trains);
   - engines apart, synchronous (``split``, ``roles``): the larger of the generating group's
     busy time (the decode above) and the cycle of the decode steps and the actor's refit into
     the engines (:func:`refit_apart_s`), which the next generation waits for (the Ray
@@ -177,6 +175,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     from rlmcost.evaluation.deployment import spec_params
     from rlmcost.frameworks.presets import group_of_one
     from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.placement.turns import least_decoded
     from rlmcost.plan.rl_candidates import actor_spec
     from rlmcost.specs import get_hardware
 
@@ -200,7 +199,8 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
 
     generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
     # a streaming rollout (--partial-rollout) has no longest sample per iteration: no steps
-    steps = max(0, longest - 1) if generates and not base.deployment.partial_rollout else 0
+    decoded = least_decoded(longest, w.turns, w.observation_tokens)  # multi-turn: l - k O
+    steps = max(0, decoded - 1) if generates and not base.deployment.partial_rollout else 0
     e, ideal, n = base.deployment.engine, base.deployment.ideal, spec_params(spec)
     eng_dtype, refit = None if ideal else e.dtype, float(n * dtypes.weight_dtype.bytes)
     engine = float(n * (FORMATS[e.weight_format] if e.weight_format and not ideal  # all 4-bit:
