@@ -177,3 +177,17 @@ def test_the_plan_screen_bounds_a_w4a4_engine_at_the_fp4_peak() -> None:
 
 def test_fraction_of_the_packed_tuple_stays_exact() -> None:
     assert float(FORMATS["nvfp4-w4a4"]) == 0.5625 and Fraction(0.5625) == Fraction(9, 16)
+
+
+def test_a_slime_nvfp4_checkpoint_folder_is_served_w4a4() -> None:
+    # a folder named -NVFP4 (ModelOpt's NVFP4 quant_algo and llm-compressor's NVFP4 scheme
+    # quantize the inputs too; the weight-only scheme is named NVFP4A16): W4A4
+    from rlmcost.frameworks.slime import import_slime
+
+    base = ["--rollout-batch-size", "8", "--n-samples-per-prompt", "4",
+            "--actor-num-gpus-per-node", "4", "--rollout-num-gpus-per-engine", "2",
+            "--rollout-num-gpus", "4"]  # fmt: skip
+    q = import_slime(["--hf-checkpoint", "/root/Qwen3-30B-A3B-NVFP4", *base])
+    assert dict(q.flags)["--rollout-weights"] == "nvfp4-w4a4"
+    (conv,) = [c for c in q.conversions if c.flag == "--rollout-weights"]
+    assert "W4A4 where the GPUs have FP4 tensor cores" in conv.how
