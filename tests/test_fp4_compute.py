@@ -191,3 +191,16 @@ def test_a_slime_nvfp4_checkpoint_folder_is_served_w4a4() -> None:
     assert dict(q.flags)["--rollout-weights"] == "nvfp4-w4a4"
     (conv,) = [c for c in q.conversions if c.flag == "--rollout-weights"]
     assert "W4A4 where the GPUs have FP4 tensor cores" in conv.how
+
+
+def test_a_w4a4_generations_roofline_takes_the_fp4_peak() -> None:
+    # the same FLOPs at B200's FP4 peak (9 PFLOP/s) instead of its bf16 one (2.25): a quarter
+    def job(weights: str):  # noqa: ANN202 - a generation Job
+        words = shlex.split("grpo -m llama-3.1-8b -H b200 --gpus 8 -B 8 -K 2 -S 2048 -T 2 "
+                            f"--rollout-weights {weights}")  # fmt: skip
+        ev = evaluate(run_from_argv(words[0], words[1:])).evaluation
+        return next(j for g in ev.groups for j in g.jobs if j.task.kind == "generate")
+
+    w16, w4 = job("nvfp4"), job("nvfp4-w4a4")
+    assert w4.time.compute_s == pytest.approx(w16.time.compute_s * 2250 / 9000, rel=1e-12)
+    assert w4.time.bound_s <= w4.predicted_s < w16.predicted_s

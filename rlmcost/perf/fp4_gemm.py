@@ -36,6 +36,11 @@ Prefill chunks are compute-bound, so their packed GEMMs run about peak_fp4 / pea
 B200 and GB200) times as fast, less the quantizing kernel; decode steps stream the weights,
 whose bytes do not change, so they barely move.
 
+The roofline bound of such an engine's generation (``placement.group_cost.GroupModel.
+roofline``) takes the FP4 peak as its compute dtype's (:func:`w4a4_hardware`): the evaluation
+never puts a prediction under its bound, which at the bf16 peak a prefill-heavy W4A4 rollout
+could undercut.
+
 **On a part without FP4 tensor cores** (Hopper, Ampere, Ada, AMD) vLLM's selection above
 falls to Marlin: an NVFP4 W4A4 checkpoint runs W4A16 there. rlmcost prices it so (exactly as
 ``nvfp4``: packed weights, 16-bit GEMMs) and says so in a note (:func:`w4a4_note`), rather than
@@ -48,11 +53,13 @@ never MXFP4 x MXFP4."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
+    from rlmcost.choices import Dtype
     from rlmcost.perf.efficiency import Device
     from rlmcost.specs import HardwareSpec
 
@@ -84,6 +91,20 @@ def fp4_peak(hardware: HardwareSpec) -> int:
         raise SpecError(f"hardware {hardware.name} has no FP4 tensor cores (no "
                         "fp4_peak_flops_per_s): its engines run FP4 weights as W4A16")  # fmt: skip
     return peak
+
+
+@cache
+def w4a4_hardware(hardware: HardwareSpec, dtype: Dtype, packed_format: str | None) -> HardwareSpec:
+    """``hardware`` with its ``dtype`` peak raised to its FP4 peak where a generation task
+    serves W4A4 weights (``packed_format``) on a part with FP4 tensor cores, else itself: the
+    roofline a W4A4 engine's bound takes, below every GEMM of it (its packed GEMMs at the FP4
+    peak, the rest slower), as the prediction is never put under the bound."""
+    from rlmcost.parallel.packed_weights import W4A4
+
+    if packed_format not in W4A4 or not has_fp4(hardware):
+        return hardware
+    peaks = {**hardware.peak_flops_per_s, dtype: fp4_peak(hardware)}
+    return hardware.model_copy(update={"peak_flops_per_s": peaks})
 
 
 def quantize_s(device: Device, elements: int) -> float:
