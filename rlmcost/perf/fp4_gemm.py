@@ -44,7 +44,9 @@ could undercut.
 **On a part without FP4 tensor cores** (Hopper, Ampere, Ada, AMD) vLLM's selection above
 falls to Marlin: an NVFP4 W4A4 checkpoint runs W4A16 there. rlmcost prices it so (exactly as
 ``nvfp4``: packed weights, 16-bit GEMMs) and says so in a note (:func:`w4a4_note`), rather than
-refusing a configuration the engine runs.
+refusing a configuration the engine runs. SGLang is priced alike, an assumption: its NVFP4
+Marlin fallback for parts below Blackwell (sgl-project/sglang PR 19652) was reverted (PR 22047),
+so a release may refuse such a checkpoint there instead.
 
 MXFP4 is not taken W4A4: vLLM's MXFP4 MoE backends (``quantization/mxfp4.py``
 ``Mxfp4Backend``: ``SM100_FI_MXFP4_MXFP8_TRTLLM`` / ``_CUTLASS``, ``SM100_FI_MXFP4_BF16``,
