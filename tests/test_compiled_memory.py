@@ -48,7 +48,8 @@ def _valid(arch, layout) -> bool:
                             # 4-bit engines (parallel.packed_weights)
                             Workload(packed_format="nvfp4"),
                             Workload(packed_format="int4-g128", packed_parts="mlp"),
-                            Workload(packed_format="int4-g32", packed_parts="experts")]),
+                            Workload(packed_format="int4-g32", packed_parts="experts"),
+                            Workload(packed_format="nvfp4-w4a4", packed_parts="experts")]),
     fused_glu=st.booleans(),
 )  # fmt: skip
 def test_twin_equals_the_symbolic_model_component_by_component(

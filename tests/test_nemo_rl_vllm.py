@@ -79,7 +79,7 @@ def test_the_async_engine_budget_is_engine_context_2048_tokens() -> None:
 def test_quantization_aware_rl_real_quant_serves_nvfp4() -> None:
     # docs/guides/quantization-aware-rl.md (7ea279abf): real_quant rollouts serve NVFP4 weights
     # of the recipe's parts: nvfp4_a16_mlp_only.yaml the MLPs (W4A16), nvfp4_experts.yaml the
-    # routed experts (W4A4, priced as W4A16)
+    # routed experts (W4A4: nvfp4-w4a4, FP4 GEMMs where the GPUs have FP4 tensor cores)
     mlp = "examples/modelopt/quant_configs/nvfp4_a16_mlp_only.yaml"
     q = import_nemo_rl(CFG, [f"policy.quant_cfg={mlp}", f"{G}.quant_cfg={mlp}",
                              f"{G}.real_quant=true"], 200)  # fmt: skip
@@ -88,9 +88,9 @@ def test_quantization_aware_rl_real_quant_serves_nvfp4() -> None:
     assert not any("quant" in k for k in q.ignored)
     experts = "examples/modelopt/quant_configs/nvfp4_experts.yaml"
     q = import_nemo_rl(CFG, [f"{G}.quant_cfg={experts}", f"{G}.real_quant=true"], 200)
-    assert dict(q.flags)["--rollout-weights"] == "nvfp4:experts"
+    assert dict(q.flags)["--rollout-weights"] == "nvfp4-w4a4:experts"
     (conv,) = [c for c in q.conversions if c.flag == "--rollout-weights"]
-    assert "W4A4 priced as W4A16" in conv.how
+    assert "W4A4: activations quantized to NVFP4" in conv.how
     fake = import_nemo_rl(CFG, [f"{G}.quant_cfg={mlp}"], 200)
     assert "--rollout-weights" not in dict(fake.flags)
     assert any("fake-quantized layers" in n for n in fake.notes)

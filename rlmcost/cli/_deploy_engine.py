@@ -107,13 +107,16 @@ def engine_options(p: str) -> dict[str, Any]:
                 str | None,
                 typer.Option(
                     help="4-bit weights the engine serves, FORMAT[:PARTS]: nvfp4 (E2M1 + an FP8 "
-                    "scale per 16, 9/16 B an element), mxfp4 (E8M0 scale per 32, 17/32 B), "
-                    "int4-g32 / int4-g128 (INT4 + a bf16 scale per 32 / 128, 9/16 / 33/64 B); "
-                    "PARTS linear (default: every Linear layer and expert), mlp (FFNs and "
-                    "experts) or experts (routed experts). W4A16: decode streams the packed "
-                    "bytes, GEMMs compute in the activation dtype (rlmcost.parallel."
-                    "packed_weights). NeMo RL policy.generation.real_quant (NVFP4), slime INT4 "
-                    "--hf-checkpoint folders and Kimi-K2-Thinking: `rlmcost import` sets it. "
+                    "scale per 16, 9/16 B an element), nvfp4-w4a4 (the same weights, activations "
+                    "quantized to NVFP4 too: W4A4, its GEMMs at the FP4 tensor peak on B200 / "
+                    "GB200, W4A16 on parts without FP4 tensor cores as vLLM's Marlin fallback), "
+                    "mxfp4 (E8M0 scale per 32, 17/32 B), int4-g32 / int4-g128 (INT4 + a bf16 "
+                    "scale per 32 / 128, 9/16 / 33/64 B); PARTS linear (default: every Linear "
+                    "layer and expert), mlp (FFNs and experts) or experts (routed experts). "
+                    "W4A16: decode streams the packed bytes, GEMMs compute in the activation "
+                    "dtype (rlmcost.parallel.packed_weights, rlmcost.perf.fp4_gemm). NeMo RL "
+                    "policy.generation.real_quant (NVFP4; its W4A4 recipes nvfp4-w4a4), slime "
+                    "INT4 --hf-checkpoint folders and Kimi-K2-Thinking: `rlmcost import` sets it. "
                     "Default: none.",
                     rich_help_panel=p,
                 ),

@@ -184,8 +184,9 @@ class EngineSpec(Checked):
     weight_format: str | None = Field(
         default=None, description="4-bit weights the engine serves its weight_parts in: "
         "nvfp4, mxfp4, int4-g32 or int4-g128 (W4A16: dequantized in the GEMM kernel, computed "
-        "in the activation dtype; the rest in dtype; rlmcost.parallel.packed_weights); None: "
-        "none"
+        "in the activation dtype; the rest in dtype; rlmcost.parallel.packed_weights), or "
+        "nvfp4-w4a4 (W4A4: activations quantized to NVFP4, FP4 GEMMs where the part has FP4 "
+        "tensor cores, else W4A16; rlmcost.perf.fp4_gemm); None: none"
     )
     weight_parts: Literal["linear", "mlp", "experts"] = Field(
         default="linear", description="which weights take weight_format: linear (every "

@@ -52,7 +52,10 @@ PACKED = {
              "--rollout-weights int4-g128:experts"),
     "mxfp4": ("mxfp4:experts", "MXFP4 routed experts (E2M1, an E8M0 scale per 32), the rest "
               "bf16, as gpt-oss's checkpoint stores them"),
-    "nvfp4": ("nvfp4", "NVFP4 Linear layers (E2M1, an FP8 scale per 16)"),
+    "nvfp4": ("nvfp4-w4a4", "NVFP4 Linear layers (E2M1, an FP8 scale per 16) and NVFP4 "
+              "activations: ModelOpt's NVFP4 and llm-compressor's NVFP4 scheme quantize the "
+              "inputs too (a weight-only checkpoint is named NVFP4A16), so SGLang and vLLM run "
+              "FP4 GEMMs on Blackwell (rlmcost.perf.fp4_gemm)"),
 }
 """4-bit rollout checkpoints rlmcost serves as stored: the quantization word -> (``--rollout-
 weights`` value, why)."""
@@ -133,11 +136,15 @@ def rollout_quant(q: ImportedQuery, ckpt: str | None) -> None:
                "give --rollout-weights FORMAT:mlp for a checkpoint that packs them")  # fmt: skip
         return
     if quant in PACKED:
+        from rlmcost.parallel.packed_weights import W4A4
+
         weights, why = PACKED[quant]
         q.convert(f"--hf-checkpoint {ckpt}", "--rollout-weights", weights,
                   f"a {quant} rollout checkpoint by {how}: {why} (rlmcost.parallel."
-                  "packed_weights; W4A16, GEMMs in bf16); the refit's bytes are priced at the "
-                  "trained dtype, an upper bound of slime's quantized send")  # fmt: skip
+                  "packed_weights; " + ("W4A4 where the GPUs have FP4 tensor cores, else "
+                  "W4A16" if weights in W4A4 else "W4A16, GEMMs in bf16") + "); the refit's "
+                  "bytes are priced at the trained dtype, an upper bound of slime's quantized "
+                  "send")  # fmt: skip
         return
     q.note(f"--hf-checkpoint {ckpt}: a {quant} rollout checkpoint by {how} ({SOURCE}); "
            "rlmcost's rollout weights are bf16, fp16, fp8 and the 4-bit formats of "

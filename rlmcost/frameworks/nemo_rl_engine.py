@@ -80,17 +80,30 @@ def _refit_transport(r: Reader, q: ImportedQuery) -> None:
            "doc gives DeepSeek-V3 2.4-2.8 s against the broadcast's 14 s)")  # fmt: skip
 
 
-def _real_quant_parts(cfg: str) -> tuple[str, bool]:
-    """(``--rollout-weights`` parts, W4A4) of a real-quant recipe's ``quant_cfg`` (docs/guides/
-    quantization-aware-rl.md at 7ea279abf, "Verified Configurations"): ``nvfp4_experts.yaml``
-    the routed experts, W4A4; ``nano3_nvfp4_weightonly.yaml`` the MoE experts with attention,
-    mixers, shared experts and routers kept bf16 by its ``real_quant_ignore`` list, W4A16;
-    ``*mlp_only*`` the MLPs, W4A16; any other (``nvfp4_a16.yaml``, ``NVFP4_DEFAULT_CFG``) the
-    MLPs, NeMo RL's default ignore set keeping attention and output heads bf16, W4A4 unless
-    its name says a16."""
+def _real_quant_parts(cfg: str) -> tuple[str, str]:
+    """(``--rollout-weights`` parts, activations: a4, a8 or a16) of a real-quant recipe's
+    ``quant_cfg`` (docs/guides/quantization-aware-rl.md at 7ea279abf, "Verified
+    Configurations"): ``nvfp4_experts.yaml`` the routed experts, W4A4; ``nano3_nvfp4_
+    weightonly.yaml`` the MoE experts with attention, mixers, shared experts and routers kept
+    bf16 by its ``real_quant_ignore`` list, W4A16; ``*mlp_only*`` the MLPs, W4A16;
+    ``nvfp4_w4a8_fp8.yaml`` FP8 input activations, W4A8; any other (``nvfp4_a16.yaml``,
+    ``NVFP4_DEFAULT_CFG``) the MLPs, NeMo RL's default ignore set keeping attention and output
+    heads bf16, W4A4 unless its name says a16."""
     name = cfg.lower()
     parts = "experts" if ("experts" in name or "nano3" in name) else "mlp"
-    return parts, not ("a16" in name or "weightonly" in name)
+    if "w4a8" in name:
+        return parts, "a8"
+    return parts, "a16" if ("a16" in name or "weightonly" in name) else "a4"
+
+
+_ACTIVATIONS = {
+    "a4": "W4A4: activations quantized to NVFP4, FP4 GEMMs where the GPUs have FP4 tensor cores "
+          "(B200, GB200; W4A16 through Marlin elsewhere: rlmcost.perf.fp4_gemm)",
+    "a8": "W4A8 (FP8 input activations) priced as W4A16 (bf16 GEMMs; FP8 x FP4 GEMMs not "
+          "modelled)",
+    "a16": "W4A16",
+}
+"""How each real-quant activation setting (:func:`_real_quant_parts`) is priced."""
 
 
 def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
@@ -99,9 +112,10 @@ def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
     backward); ``policy.generation.quant_cfg`` alone runs vLLM's fake-quantized layers on
     folded bf16 weights; with ``policy.generation.real_quant: true`` vLLM serves packed NVFP4
     weights (E2M1, an FP8 scale per 16 elements) through its ModelOpt kernels, W4A16 (Marlin)
-    or W4A4: ``--rollout-weights nvfp4:PARTS`` (:func:`_real_quant_parts`). Said, not priced:
-    the quantizers' work, W4A4's FP4 GEMMs (priced as W4A16's, in bf16) and the packed
-    export's CPU round trip at refit (``real_quant_export_cpu_offload``)."""
+    or W4A4: ``--rollout-weights nvfp4:PARTS`` or ``nvfp4-w4a4:PARTS`` (:func:`_real_quant_parts`;
+    W4A4's FP4 GEMMs on Blackwell, W4A16 elsewhere: :mod:`rlmcost.perf.fp4_gemm`). Said, not
+    priced: the quantizers' work and the packed export's CPU round trip at refit
+    (``real_quant_export_cpu_offload``)."""
     policy = r.raw("policy.quant_cfg")
     engine = r.raw("policy.generation.quant_cfg")
     real = r.flag("policy.generation.real_quant", False)
@@ -114,12 +128,11 @@ def _quantization_aware(r: Reader, q: ImportedQuery) -> None:
         q.note(f"policy.quant_cfg {policy}: ModelOpt quantization-aware training; the "
                "fake-quantized forward's quantizer ops are not priced (bf16 GEMMs as given)")
     if real:
-        parts, w4a4 = _real_quant_parts(str(engine or ""))
+        parts, acts = _real_quant_parts(str(engine or ""))
         q.convert(f"policy.generation.real_quant=true, quant_cfg={engine}", "--rollout-weights",
-                  f"nvfp4:{parts}", "vLLM serves NVFP4 weights (E2M1 + FP8 scale per 16, 9/16 B "
-                  f"an element) for the {parts} through ModelOpt's kernels"
-                  + (", W4A4 priced as W4A16 (bf16 GEMMs; FP4 GEMMs not modelled)" if w4a4
-                     else ", W4A16"))  # fmt: skip
+                  f"nvfp4-w4a4:{parts}" if acts == "a4" else f"nvfp4:{parts}", "vLLM serves "
+                  f"NVFP4 weights (E2M1 + FP8 scale per 16, 9/16 B an element) for the {parts} "
+                  "through ModelOpt's kernels, " + _ACTIVATIONS[acts])  # fmt: skip
     elif engine is not None:
         q.note(f"policy.generation.quant_cfg {engine}: vLLM runs fake-quantized layers on the "
                "folded bf16 weights: priced as bf16 (the quantizer ops not priced)")

@@ -9,6 +9,8 @@ packed bytes. Bytes per element, exact (:data:`FORMATS`):
 * ``nvfp4``: E2M1 values and an FP8 E4M3 scale per 16 (NVIDIA ModelOpt NVFP4; vLLM
   ``ModelOptNvFp4LinearMethod`` ``weight`` uint8 [N, K/2] and ``weight_scale`` float8_e4m3fn
   [N, K/16]): (4 x 16 + 8) / 16 bits = 9/16 B;
+* ``nvfp4-w4a4``: the same tensors, with activations quantized to NVFP4 too where the part has
+  FP4 tensor cores (:mod:`rlmcost.perf.fp4_gemm`; :data:`W4A4`);
 * ``mxfp4``: E2M1 values and an E8M0 scale per 32 (OCP Microscaling; GPT-OSS's checkpoint,
   vLLM ``Mxfp4MoEMethod``): (4 x 32 + 8) / 32 bits = 17/32 B;
 * ``int4-g32`` / ``int4-g128``: symmetric INT4 with a bf16 scale per 32 / 128 elements
@@ -38,11 +40,16 @@ from rlmcost.errors import SpecError
 
 FORMATS: dict[str, Fraction] = {
     "nvfp4": Fraction(9, 16),
+    "nvfp4-w4a4": Fraction(9, 16),
     "mxfp4": Fraction(17, 32),
     "int4-g32": Fraction(9, 16),
     "int4-g128": Fraction(33, 64),
 }
 """Bytes per element of each 4-bit weight format, scales included (module docstring)."""
+
+W4A4 = ("nvfp4-w4a4",)
+"""The formats whose GEMMs take FP4 activations (W4A4) on FP4 tensor cores
+(:mod:`rlmcost.perf.fp4_gemm`); the rest multiply 16-bit activations (W4A16)."""
 
 PARTS = ("linear", "mlp", "experts")
 """Which weights a 4-bit engine holds in its format (module docstring)."""
@@ -56,11 +63,11 @@ def check_format(name: str, parts: str) -> None:
         raise SpecError(f"4-bit weight parts {parts!r}: give one of {', '.join(PARTS)}")
 
 
-def engine_packed(workload: Any) -> tuple[Fraction, str] | None:
-    """``EngineOptions.packed`` of a generation task's workload: (bytes per element, parts) of
-    its 4-bit weights, None without (``Workload.packed_format``)."""
+def engine_packed(workload: Any) -> tuple[Fraction, str, bool] | None:
+    """``EngineOptions.packed`` of a generation task's workload: (bytes per element, parts,
+    W4A4) of its 4-bit weights, None without (``Workload.packed_format``)."""
     fmt = getattr(workload, "packed_format", None)
-    return None if fmt is None else (FORMATS[fmt], workload.packed_parts)
+    return None if fmt is None else (FORMATS[fmt], workload.packed_parts, fmt in W4A4)
 
 
 def packed_params(arch: Any, layout: Any, stage: Any, parts: str) -> int:

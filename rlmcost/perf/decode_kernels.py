@@ -146,7 +146,10 @@ RMSNorms, the q concatenation, the value up-projection's output copy."""
 
 
 def _activation_device(dev: Device, activation_bytes: int) -> Device:
-    """``dev`` with its GEMM operands in the activation dtype (the absorbed W_UK / W_UV)."""
+    """``dev`` with its GEMM operands in the activation dtype (the absorbed W_UK / W_UV: 16-bit
+    batched GEMMs under W4A4 too, not FP4 ones: :mod:`rlmcost.perf.fp4_gemm`)."""
+    if getattr(dev, "fp4", False):  # a Device (tests pass stand-ins)
+        dev = replace(dev, fp4=False)
     if dev.dtype.bytes == activation_bytes:
         return dev
     return replace(dev, dtype=Dtype.BF16 if activation_bytes == 2 else Dtype.FP32)

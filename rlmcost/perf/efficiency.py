@@ -85,7 +85,8 @@ an assumption of the order of the CUDA launch latency; it matters only for tiny 
 A measured calibration profile (:class:`~rlmcost.calibrate.profile.Profile`, any
 :class:`~rlmcost.timing.Efficiency`) replaces the defaults where it has a table: GEMMs take its
 "gemm" efficiency at their FLOPs, fused attention its "attention" table, memory-bound kernels
-its "copy" bandwidth."""
+its "copy" bandwidth. A W4A4 device (``fp4``: FP4 activations and weights) runs its GEMMs at the
+FP4 peak after a quantizing kernel (:mod:`~rlmcost.perf.fp4_gemm`)."""
 
 from __future__ import annotations
 
@@ -97,6 +98,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
+from rlmcost.perf.fp4_gemm import fp4_bytes, fp4_peak, quantize_s
 from rlmcost.perf.gemm_tile_cost import (
     GEMM_K_OVERHEAD,
     HOPPER_GEMM_K_OVERHEAD,  # noqa: F401 - re-exported
@@ -301,6 +303,7 @@ class Device:
     profile: AcceleratorProfile | None = None
     measured: Efficiency | None = None
     weight_bytes: float | None = None  # a GEMM's [k, n] operand packed (4-bit engine; exact)
+    fp4: bool = False  # W4A4: its GEMMs quantize the [m, k] operand to FP4 (perf.fp4_gemm)
 
     @property
     def defaults(self) -> AcceleratorProfile:
@@ -308,7 +311,7 @@ class Device:
 
     @property
     def peak_flops_per_s(self) -> float:
-        return float(self.hardware.peak(self.dtype))
+        return float(fp4_peak(self.hardware) if self.fp4 else self.hardware.peak(self.dtype))
 
     def _measured(self, side: str, size: float, kernel: str) -> float | None:
         if self.measured is None:
@@ -341,9 +344,10 @@ class Device:
         if min(m, n, k, batch) < 1 or mma_rows < 0:
             raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive and "
                             f"mma_rows={mma_rows} non-negative")  # fmt: skip
-        x = self.dtype.bytes
+        x, a = self.dtype.bytes, m * k * batch  # a: the [m, k] operand's elements
         flops = 2 * m * n * k * batch
-        memory = self.memory_s(((m * k + m * n) * x + k * n * (self.weight_bytes or x)) * batch)
+        memory = self.memory_s((fp4_bytes(a) if self.fp4 else a * x)
+                               + (m * n * x + k * n * (self.weight_bytes or x)) * batch)
         measured = self._measured("compute", flops, "gemm")
         if measured is not None:
             compute = flops / (self.peak_flops_per_s * measured)
@@ -359,7 +363,8 @@ class Device:
             if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel
                 padded = skinny_gemm_flops(m, n, k, batch, mma_rows or p.mma_rows)
                 compute = min(compute, padded / (self.peak_flops_per_s * p.gemm_efficiency))
-        return max(compute, memory) + self.defaults.kernel_gap_s
+        quantize = quantize_s(self, a) if self.fp4 and batch == 1 else 0.0  # (perf.fp4_gemm)
+        return max(compute, memory) + self.defaults.kernel_gap_s + quantize
 
     def flash_attention_s(
         self, forward_flops: float, backward: bool, dropout: bool = False, fa2: bool = False
@@ -379,15 +384,8 @@ class Device:
         return flops / (self.peak_flops_per_s * eff) + self.defaults.kernel_gap_s
 
 
-def gemm_time_s(
-    m: int,
-    n: int,
-    k: int,
-    dtype: Dtype,
-    hardware: HardwareSpec | str,
-    calibration: Efficiency | None = None,
-    batch: int = 1,
-) -> float:
+def gemm_time_s(m: int, n: int, k: int, dtype: Dtype, hardware: HardwareSpec | str,
+                calibration: Efficiency | None = None, batch: int = 1) -> float:  # fmt: skip
     """Predicted seconds of an [m, k] x [k, n] GEMM (``batch`` of them) on ``hardware``.
 
     >>> from rlmcost.specs import get_hardware

@@ -11,6 +11,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.perf.collectives import Algorithm
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE
+from rlmcost.perf.fp4_gemm import has_fp4
 from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
 
 CHUNK_TOKENS = 8192
@@ -32,7 +33,7 @@ class EngineOptions:
     state_bytes: int = 4  # a Gated DeltaNet recurrent state element (deployment.engine_kv)
     window_read: float = 1.0  # a sliding layer's KV read per context token (window_read)
     attention_dp: int = 1  # SGLang's data-parallel attention ranks (perf.dp_attention)
-    packed: tuple[Fraction, str] | None = None  # 4-bit weights: bytes/element, parts
+    packed: tuple[Fraction, str, bool] | None = None  # 4-bit weights: bytes/element, parts, W4A4
 
     def __post_init__(self) -> None:
         if self.launch_s < 0:
@@ -52,16 +53,19 @@ class EngineOptions:
 
 
 def packed_devices(gemm: Device, moe: Device,
-                   packed: tuple[Fraction, str] | None) -> tuple[Device, ...]:  # fmt: skip
+                   packed: tuple[Fraction, str, bool] | None) -> tuple[Device, ...]:  # fmt: skip
     """(attention, FFN, expert) devices of an engine whose ``packed`` parts (bytes per element,
-    parts; ``EngineOptions.packed``) stream their packed weights (``Device.weight_bytes``;
+    parts, W4A4; ``EngineOptions.packed``) stream their packed weights (``Device.weight_bytes``;
     :mod:`rlmcost.parallel.packed_weights`): experts always, FFNs unless only experts are
-    packed, attention (and linear-attention mixers) where every Linear layer is."""
+    packed, attention (and linear-attention mixers) where every Linear layer is. W4A4 on a
+    part with FP4 tensor cores: those GEMMs take FP4 activations (``Device.fp4``,
+    :mod:`rlmcost.perf.fp4_gemm`); without, they run W4A16 as vLLM's Marlin fallback does."""
     if packed is None:
         return gemm, gemm, moe
-    per, parts = packed
-    ffn = gemm if parts == "experts" else replace(gemm, weight_bytes=float(per))  # 9/16 ...:
-    return (ffn if parts == "linear" else gemm), ffn, replace(moe, weight_bytes=float(per))  # exact
+    per, parts, w4a4 = packed
+    wb, fp4 = float(per), w4a4 and has_fp4(gemm.hardware)  # 9/16, 17/32, 33/64: exact floats
+    ffn = gemm if parts == "experts" else replace(gemm, weight_bytes=wb, fp4=fp4)
+    return (ffn if parts == "linear" else gemm), ffn, replace(moe, weight_bytes=wb, fp4=fp4)
 
 
 def window_read(window: int, prompt: int, response: int) -> float:

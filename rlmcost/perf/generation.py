@@ -100,10 +100,7 @@ from rlmcost.perf.attention_shapes import prefill_flops
 from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.dp_attention import attention_rows, engine_shard
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.engine_host import (  # noqa: F401 - re-exported
-    STEP_OVERHEAD_S,
-    VLLM_HOST_S_PER_SEQUENCE,
-)
+from rlmcost.perf.engine_host import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE  # noqa: F401
 from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     CHUNK_TOKENS,
     LOGITS_BYTES,
@@ -112,6 +109,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     packed_devices,
     weight_streaming_device,
 )
+from rlmcost.perf.fp4_gemm import quantize_s
 from rlmcost.perf.fused_moe import fused_moe_device
 from rlmcost.perf.linear_decode import (
     gate_gemms_s,
@@ -207,6 +205,8 @@ class Engine:
             fm, fused = dk.FUSED_MOE_MMA_ROWS, self.moe_device  # perf.fused_moe
             layer += (fused.gemm_s(rows, (p - 1) * de, w, local, fm)
                       + fused.gemm_s(rows, w, de, local, fm))  # fmt: skip
+            if fused.fp4:  # W4A4: the [m, d] input quantized once, before the dispatch
+                layer += quantize_s(fused, m * d)  # (perf.fp4_gemm)
             if lat:  # latent fc1/fc2: vLLM's ReplicatedLinear, whole on each TP rank
                 layer += fd.gemm_s(m, lat, d) + fd.gemm_s(m, d, lat)
             if arch.n_shared_experts:

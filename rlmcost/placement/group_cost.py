@@ -31,6 +31,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.comm import group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.perf.collectives import inter_node_bytes_per_s
+from rlmcost.perf.fp4_gemm import w4a4_hardware
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_memory import GroupMemory
 from rlmcost.placement.group_own import MODE
@@ -46,9 +47,11 @@ class GroupModel(GroupMemory):
 
     def roofline(self, gpus: int, task: Task | None = None) -> Roofline:
         """The roofline of ``gpus`` devices computing in ``task``'s dtype (default the
-        workload's)."""
+        workload's); a W4A4 engine's at the FP4 peak where the part has one, so its bound
+        stays below its FP4 GEMMs (:func:`~rlmcost.perf.fp4_gemm.w4a4_hardware`)."""
         wl = self.s.workload if task is None else self.workload(task)
-        return Roofline(self.s.hardware, gpus, wl.compute_dtype, self.s.efficiency)
+        hw = w4a4_hardware(self.s.hardware, wl.compute_dtype, wl.packed_format)
+        return Roofline(hw, gpus, wl.compute_dtype, self.s.efficiency)
 
     def weights_read(self, task: Task) -> int:
         """Weight bytes a device multiplies with in one pass: its TP/PP shard (a framework's

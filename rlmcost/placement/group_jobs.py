@@ -339,7 +339,7 @@ def _generate(
         if g.engine.kind.static:
             raise SpecError(f"--partial-rollout streams samples through a continuous-batching "
                             f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
-        st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
+        st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
                     engine_model(g, task), g.s.counting, depth,
                     framework_stream(g.s, mine, replicas, depth, g.engine))  # fmt: skip
         time, pred, latency = st.time, max(st.predicted_s, st.time.bound_s), st.version_gate

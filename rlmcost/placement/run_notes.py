@@ -15,6 +15,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
+from rlmcost.perf.fp4_gemm import w4a4_note
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.placement.group_offload import offload_notes
 from rlmcost.placement.group_train import any_router_fp64
@@ -65,6 +66,10 @@ def deployment_notes(est: PlacementEstimate, q: Query, run: Run, setup: Setup,
                      "dataset generated before training, so the loop has no Generation stage")
     elif any(e.kind is EngineKind.VLLM for e in engines):
         notes.append(_vllm_note(VLLM_HOST_S_PER_SEQUENCE.value))
+    if not alg.offline and not dep.ideal:  # W4A4 weights: FP4 GEMMs, or W4A16 (perf.fp4_gemm)
+        gens = [t for t in tasks if t.kind is Kind.GENERATE]
+        _extend(notes, (w4a4_note({str(e.weight_format) for e in engines},
+                                  [setup.hardware_of(t.group) for t in gens] or [hw]),))
     if not alg.offline and hw.host_time_factor != 1:
         notes.append(
             f"{hw.name}'s host CPU runs PyTorch's per-call work "

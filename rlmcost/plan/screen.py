@@ -62,6 +62,7 @@ from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.packed_weights import FORMATS
 from rlmcost.plan.families import ROLLOUT
 from rlmcost.plan.screen_refit import distinct, refit_apart_s
+from rlmcost.plan.screen_terms import group_s, kv_kept, refit_apart, sequences, w4a4_peak
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,14 +131,17 @@ class Query:
     engine_ep: int = 0  # a Megatron engine's --rollout-ep (0: not one; its PP, EP the trainer's)
 
     engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
+    fp4_peak: float = 0.0  # a W4A4 engine's FP4 peak (screen_terms.w4a4_peak), 0: none
 
     @property
     def peak(self) -> float:
         """Dense datasheet peak of the compute dtype, FLOP/s per device (over a pool, the
         fastest accelerator's: a lower bound must hold whichever a group runs on; with an
-        engine dtype, the faster of the two, as generation computes in it)."""
+        engine dtype, the faster of the two, as generation computes in it; a W4A4 engine's
+        FP4 peak where higher, as its packed GEMMs compute at it)."""
         dtypes = [self.dtypes.compute_dtype] + ([self.engine_dtype] if self.engine_dtype else [])
-        return max(float(h.peak(d)) for h in (self.hardware, *self.pool) for d in dtypes)
+        return max(self.fp4_peak, *(float(h.peak(d)) for h in (self.hardware, *self.pool)
+                                    for d in dtypes))  # fmt: skip
 
     @property
     def hbm_bandwidth(self) -> float:
@@ -213,64 +217,14 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
         refit_bytes=refit, engine_dtype=eng_dtype,
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
-        sequences=_sequences(estimate),
-        group_s=_group_s(estimate),
-        refit_apart=_refit_apart(estimate),
+        sequences=sequences(estimate),
+        group_s=group_s(estimate),
+        refit_apart=refit_apart(estimate),
         pool=tuple(get_hardware(h) for h, _ in pool),
-        kv_kept=_kv_kept(base),
+        kv_kept=kv_kept(base),
         engine_ep=e.ep * (str(e.kind) == "megatron"),
+        fp4_peak=0.0 if ideal else w4a4_peak(e.weight_format, (base.cluster.hardware, *dict(pool))),
     )  # fmt: skip
-
-
-def _kv_kept(base: Run) -> bool:
-    """Whether ``base``'s engine is Megatron-core's with its pool kept on the GPU while the
-    trainer runs (``kv_cache_management_mode: persist``, ``--no-sleep``: the train job holds
-    it as its ``engine`` term, ``placement.group_engine.GroupEngine.reservation``)."""
-    from rlmcost.plan.mcore import is_megatron
-
-    d = base.deployment
-    return is_megatron(base) and not d.engine.sleep and not d.ideal
-
-
-def _refit_apart(estimate: Any) -> str | None:
-    """The refit mechanism of ``estimate``'s weight syncs into engines on another group
-    (``placement/weight_syncs.py`` ``weight_syncs``), None where it has none."""
-    from rlmcost.frameworks.presets import behaviour
-
-    if estimate is None or not any(t.what.endswith(" refit)") for t in estimate.syncs):
-        return None
-    own = estimate.deployment.engine.refit  # the engine's own (``disk``) before the framework's
-    if own is not None:
-        return str(own)
-    beh = behaviour(estimate.deployment.framework)
-    return None if beh is None else str(beh.apart)
-
-
-def _group_s(estimate: Any) -> float:
-    """:attr:`Query.group_s` of ``estimate``: the largest over its generating groups."""
-    from rlmcost.algorithms.kinds import Kind
-
-    if estimate is None:
-        return 0.0
-    # the controller's own term; a call's driver data (its phase's) grows with the ranks
-    # per data shard that return its results, a layout choice (perf.controller_data)
-    return max((sum(t.predicted for t in g.transfers
-                    if (t.kind == "controller" and t.phase == "controller")
-                    or (t.kind == "weight-sync" and t.what.startswith("refit ")))
-                for g in estimate.groups
-                if any(j.task.kind is Kind.GENERATE for j in g.jobs)), default=0.0)  # fmt: skip
-
-
-def _sequences(estimate: Any) -> int:
-    """The most sequences a generation job of ``estimate`` samples (0: none or no estimate)."""
-    from rlmcost.algorithms.kinds import Kind
-    from rlmcost.placement.task_work import count_of, frozen_values
-
-    if estimate is None:
-        return 0
-    values = frozen_values(estimate.values, keep_t=True)
-    return max((int(count_of(j.task.invocation.sequences, values)) for g in estimate.groups
-                for j in g.jobs if j.task.kind is Kind.GENERATE), default=0)  # fmt: skip
 
 
 def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:

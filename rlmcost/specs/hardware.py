@@ -21,6 +21,15 @@ class HardwareSpec(Checked):
     peak_flops_per_s: dict[Dtype, int] = Field(
         description="dense (not 2:4 sparse) peak tensor FLOP/s per dtype"
     )
+    fp4_peak_flops_per_s: int | None = Field(
+        default=None, gt=0,
+        description="dense peak FLOP/s of the tensor cores on block-scaled FP4 operands (E2M1 "
+        "values, NVFP4's E4M3 scale per 16: Blackwell's tcgen05 kind::mxf4nvf4); None: the part "
+        "has no FP4 tensor cores (an engine runs FP4 weights through 16-bit GEMMs there)",
+    )  # fmt: skip
+    fp4_source: str | None = Field(
+        default=None, description="where fp4_peak_flops_per_s comes from"
+    )
     hbm_bytes: int = Field(gt=0, description="device memory capacity, datasheet [B]")
     hbm_usable_bytes: int = Field(
         gt=0,
@@ -82,6 +91,8 @@ class HardwareSpec(Checked):
         if self.host_memory_bytes is not None and not self.host_memory_source:
             raise ValueError(f"hardware {self.name}: host_memory_bytes needs its "
                              "host_memory_source (the reference system's datasheet)")  # fmt: skip
+        if self.fp4_peak_flops_per_s is not None and not self.fp4_source:
+            raise ValueError(f"hardware {self.name}: fp4_peak_flops_per_s needs its fp4_source")
         return self
 
     @property

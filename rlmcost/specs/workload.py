@@ -81,8 +81,9 @@ class Workload(Checked):
     packed_format: str | None = Field(
         default=None,
         description="generation: the 4-bit format an engine serves its packed_parts in "
-        "(nvfp4, mxfp4, int4-g32, int4-g128; W4A16, the rest in weight_dtype; "
-        "rlmcost.parallel.packed_weights); None: no 4-bit weights",
+        "(nvfp4, mxfp4, int4-g32, int4-g128: W4A16; nvfp4-w4a4: W4A4 where the part has FP4 "
+        "tensor cores; the rest in weight_dtype; rlmcost.parallel.packed_weights); None: no "
+        "4-bit weights",
     )
     packed_parts: str = Field(
         default="linear",
