@@ -165,3 +165,19 @@ def test_verls_megatron_actor_trains_its_one_mtp_layer() -> None:
     assert ("--mtp-layers", 1) in q.flags
     q = import_verl(verl, ["actor_rollout_ref.actor.strategy=fsdp", *mtp])
     assert not [f for f in q.flags if "mtp" in f[0]]
+
+
+def test_a_moe_blocks_host_floor_holds_each_depth_and_micro_batch() -> None:
+    """perf/moe_host.py MOE_LAYER_HOST_S (Megatron-Bridge's Qwen3-30B-A3B micro-batch-1 rows):
+    the MTP block of a MoE model is an eager Megatron-core MoE layer, floored per depth and
+    micro-batch in training."""
+    from rlmcost.perf.moe_host import MOE_LAYER_HOST_S
+
+    args = ["-m", "qwen3-30b-a3b", "-H", "h100", "--gpus", "8", "-B", "4", "-K", "2", "-S",
+            "256", "-T", "256", "--framework", "slime", "--ep", "8", "--mtp-layers", "3"]
+    est = evaluate(run_from_argv("grpo", args))
+    assert est.evaluation is not None
+    job = next(j for g in est.evaluation.groups for j in g.jobs
+               if j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR)  # fmt: skip
+    floor = 3 * job.micro_batches * MOE_LAYER_HOST_S.value  # at least one optimizer step
+    assert job.predicted_parts_s["mtp_s"] >= floor * 0.999999

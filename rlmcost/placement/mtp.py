@@ -30,7 +30,9 @@ layout), so its FLOPs run on that stage's GPUs; with balanced stages every micro
 for it (an upper bound where the split gives the last stage fewer layers). Predicted at the
 profile's sustained GEMM efficiency, its layer's forward run again under full recomputation
 (``MultiTokenPredictionLayer._checkpointed_forward``, ``recompute_method`` uniform); the bound
-is the FLOPs over all the job's GPUs at the datasheet peak.
+is the FLOPs over all the job's GPUs at the datasheet peak. A MoE block's layer is Megatron-core's
+eager MoE layer: each depth's pass in each training micro-batch lasts at least its host time
+(:mod:`rlmcost.perf.moe_host`), a floor on the block's seconds.
 
 Memory, on the last stage's ranks (:func:`mtp_bytes`): the modules' weights (one module when
 repeated, else D) with their gradients and Adam states in a training task, the layer by
@@ -161,7 +163,7 @@ def with_mtp(g: GroupModel, task: Task, job: Job) -> Job:
     predicted = float(busy + again) / (
         stage_gpus * device.peak_flops_per_s * device.defaults.gemm_efficiency
     )
-    seconds = max(predicted, extra.bound_s)
+    seconds = max(predicted, extra.bound_s, _host_floor_s(g, task, job))
     return replace(
         job,
         work_flops=job.work_flops + flops,
@@ -170,6 +172,23 @@ def with_mtp(g: GroupModel, task: Task, job: Job) -> Job:
         predicted_ideal_s=job.predicted_ideal_s + seconds,
         predicted_parts_s={**job.predicted_parts_s, "mtp_s": seconds},
     )
+
+
+def _host_floor_s(g: GroupModel, task: Task, job: Job) -> float:
+    """The host floor of the MTP block's MoE layer in a training task: Megatron-core's eager
+    MoE layer, ``perf.moe_host`` (its seconds per layer forward and backward, the framework's
+    ``StepOptions.moe_layer_host_s``), per depth and micro-batch; 0 for a dense block or a
+    forward (floored inside the model's passes only)."""
+    if task.kind is not Kind.TRAIN or not block_arch(g.s.arch(task.role)).n_experts:
+        return 0.0
+    from rlmcost.perf.step_options import StepOptions
+    from rlmcost.placement.group_train import group_deployment
+    from rlmcost.placement.pass_options import step_options
+
+    options = step_options(group_deployment(g.s.deployment, g.group.name)) or StepOptions()
+    inv = task.invocation
+    steps = g._int(inv.passes) * g._int(inv.steps)
+    return mtp_depths(g, task) * steps * job.micro_batches * options.moe_layer_host_s
 
 
 def mtp_bytes(
