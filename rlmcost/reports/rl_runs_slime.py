@@ -17,9 +17,10 @@ states. A model the data gives by its config (``model_config``, a qwen3_5 family
 :func:`rlmcost.reports.rl_runs.model_spec`) is the importer's spec and the Run's overlay.
 
 A rollout slime does not run itself (``--custom-generate-function-path`` with a multi-turn
-agent, ``framework_settings.agent_max_turns`` > 1) leaves the run unexpressible: rlmcost prices
-slime's single-turn generation (slime/rollout/sglang_rollout.py ``generate``), not an agent's
-turns and the tool calls between them.
+agent, ``framework_settings.agent_max_turns`` > 1) leaves the run unexpressible where the source
+does not publish what a multi-turn query needs (``--turns``, ``--observation-tokens``,
+``--tool-latency``: :mod:`rlmcost.placement.turns`): the agents' turn counts, trajectory
+lengths and tool time; guessing them would fit the row.
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ def slime(record: Record) -> Mapped:
     turns = int(s.get("agent_max_turns", 1))
     if "--custom-generate-function-path" in argv and turns > 1:
         raise SpecError(
-            f"a custom generate function runs a {turns}-turn agent whose tool calls execute in "
-            "sandboxes between the turns (--custom-generate-function-path); rlmcost prices "
-            "slime's single-turn generation, not the turns, the tool time or the trajectory "
-            "lengths, which the source does not publish"
+            f"a custom generate function runs an agent of up to {turns} turns whose tool calls "
+            "execute in sandboxes between the turns (--custom-generate-function-path); the "
+            "source publishes neither its turn counts and trajectory lengths nor the tool "
+            "time, which a multi-turn query needs (--turns, --observation-tokens, "
+            "--tool-latency)"
         )
     from rlmcost.specs import ModelSpec
 
