@@ -72,7 +72,9 @@ def test_detached_heads_skip_the_heads_weight_gradient_and_repeats_share_weights
     assert repeated[train].own.weights < one[train].own.weights
 
 
-def test_mtp_weights_are_one_layers_tp_shard_plus_projection_and_norms() -> None:
+def _qwen3_8b_layer_params() -> int:
+    """One Qwen3-8B decoder layer's parameters: transformers' Qwen3ForCausalLM of two layers
+    less one, built on the meta device from the config's shape."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
 
@@ -86,7 +88,11 @@ def test_mtp_weights_are_one_layers_tp_shard_plus_projection_and_norms() -> None
             model = transformers.Qwen3ForCausalLM(cfg)
         return sum(p.numel() for p in model.parameters())
 
-    layer = count(2) - count(1)
+    return count(2) - count(1)
+
+
+def test_mtp_weights_are_one_layers_tp_shard_plus_projection_and_norms() -> None:
+    layer = _qwen3_8b_layer_params()
     norms = 2 * D + 2 * DH  # input and post-attention RMSNorms, q_norm and k_norm: replicated
     shard = (layer - norms) // 4 + norms  # TP 4
     per_module = shard + 2 * D * D // 4 + 3 * D  # eh_proj's column shard; hnorm, enorm, final
@@ -181,3 +187,25 @@ def test_a_moe_blocks_host_floor_holds_each_depth_and_micro_batch() -> None:
                if j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR)  # fmt: skip
     floor = 3 * job.micro_batches * MOE_LAYER_HOST_S.value  # at least one optimizer step
     assert job.predicted_parts_s["mtp_s"] >= floor * 0.999999
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_the_refit_carries_the_trained_mtp_modules(apart: bool) -> None:
+    """NeMo RL refits the policy's MTP block into the engines' drafter when it trains one
+    (vllm_backend.py ``_mtp_weights_from_refit`` @7ea279abf): the refit's bytes grow by the
+    modules' parameters, whole, in bf16 (one module when repeated)."""
+    module = _qwen3_8b_layer_params() + 2 * D * D + 3 * D  # eh_proj [2d -> d], three norms
+    where = ["--groups", "rollout=4[tp=1],actor+reference=4"] if apart else []
+
+    def synced(*more: str) -> int:
+        est = evaluate(run_from_argv("grpo", [*QUERY, *where, *more]))
+        assert est.evaluation is not None
+        syncs = [t.bytes for g in est.evaluation.groups for t in g.transfers
+                 if t.kind == "weight-sync"] or [t.bytes for t in est.evaluation.syncs]
+        assert len(syncs) == 1
+        return syncs[0]
+
+    base = synced()
+    assert synced("--mtp-layers", "2") - base == 2 * module * 2
+    assert synced("--mtp-layers", "2", "--mtp-repeated") - base == module * 2
+

@@ -33,6 +33,7 @@ from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
+from rlmcost.placement.mtp import trained_mtp_params
 from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
     group_link_bytes_per_s,
@@ -169,7 +170,8 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
     its bound is the reshard the layouts need (0 when the engine keeps the training layout)."""
     t = job.task
     arch = g.s.arch(t.role)
-    nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
+    mtp = trained_mtp_params(g.s, t.role, g.group.name)  # its trained MTP block goes too
+    nbytes = (int(params(arch, t.invocation.model_head)) + mtp) * g.s.workload.weight_dtype.bytes
     sent = job.own.weights - draft_weight_bytes(g, t)  # the draft is not refitted
     per_device = reshard_bytes_per_device(sent, g.states(t.role)[0]) \
         if g.two_layouts(t) else 0  # fmt: skip

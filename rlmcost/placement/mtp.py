@@ -44,7 +44,7 @@ untied embeddings the last stage builds its own embedding for the MTP block (gpt
 training step keeps, per depth, the layer's saved activations, the hnorm / enorm inputs and
 the concatenated 2d (4d a token in the activation dtype, split by SP) and the loss's saved
 logits (a token's vocabulary shard in the logits dtype), for the micro-batches in flight on the
-last stage.
+last stage. A refit carries the trained modules whole (:func:`trained_mtp_params`).
 """
 
 from __future__ import annotations
@@ -245,3 +245,25 @@ def with_mtp_bytes(g: Any, task: Task, per_stage: list[MemoryBreakdown], layout:
         last, weights=last.weights + add.weights, gradients=last.gradients + add.gradients,
         optimizer=last.optimizer + add.optimizer, activations=last.activations + add.activations,
     )]  # fmt: skip
+
+
+def trained_mtp_params(setup: Any, role: Role, group: str) -> int:
+    """Parameters of the MTP modules the trainer of ``group`` trains for ``role`` (the policy's
+    alone; one module when repeated), unsharded: each a layer of the block shape (a two-layer
+    less a one-layer model), its [2d -> d] projection and three norms. A refit carries them: the
+    trainer exports its whole model, the engines' MTP drafter loads them (NeMo RL
+    ``_mtp_weights_from_refit`` when the policy trains MTP, vllm_backend.py @7ea279abf; slime
+    refits every trained parameter)."""
+    from rlmcost.compiled.blocks import params
+    from rlmcost.placement.group_train import group_trainer
+
+    if role is not Role.ACTOR:
+        return 0
+    train = group_trainer(setup.deployment, group)
+    if not train.mtp_layers:
+        return 0
+    arch = setup.arch(role)
+    block, d = block_arch(arch), int(arch.d_model)
+    modules = 1 if train.mtp_repeated else train.mtp_layers
+    return modules * (params(block.with_(n_layers=2)) - params(block) + 2 * d * d + 3 * d)
+

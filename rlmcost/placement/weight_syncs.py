@@ -20,6 +20,7 @@ from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.mtp import trained_mtp_params
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class SyncReads(NamedTuple):
     tp: int | None
     dtype: Dtype | None
     streams: bool | None
+    mtp_params: int = 0  # the trained MTP modules' (placement.mtp.trained_mtp_params)
 
 
 def sync_reads(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
@@ -98,7 +100,8 @@ def sync_reads(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimat
             dtype = engine_for(setup, g.name).dtype
     return SyncReads("weight sync", role, train_job.task.invocation.model_head, src.name,
                      g.name, src.gpus, g.gpus, setup.hardware_of(src.name),
-                     setup.hardware_of(g.name), total, mech, tp, dtype, streams)  # fmt: skip
+                     setup.hardware_of(g.name), total, mech, tp, dtype, streams,
+                     trained_mtp_params(setup, role, src.name))  # fmt: skip
 
 
 def _weight_sync(setup: Setup, reads: SyncReads) -> Transfer:
@@ -106,9 +109,9 @@ def _weight_sync(setup: Setup, reads: SyncReads) -> Transfer:
     training, from what it reads (:func:`sync_reads`) and the query's model, weight dtype and
     prompts (:func:`weight_syncs`)."""
     _, role, head, src_name, dst_name, src_gpus, dst_gpus, hw_src, hw_dst, total, mech, tp, \
-        dtype, streams = reads  # fmt: skip
+        dtype, streams, mtp = reads  # fmt: skip
     arch = setup.arch(role)
-    nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
+    nbytes = (params(arch, head) + mtp) * setup.workload.weight_dtype.bytes
     what = f"{role}: {src_name} -> {dst_name}"
     time = weight_sync_time_s(nbytes, src_gpus, dst_gpus, total, hw_src, hw_dst)
     per_device = -(-nbytes // min(src_gpus, dst_gpus))
