@@ -201,6 +201,11 @@ def test_verl_multi_turn_import():
     q = import_verl(verl, [f"{mt}.enable=true"])
     assert "--turns" not in dict(q.flags) and any("max_assistant_turns null" in n
                                                   for n in q.notes)  # fmt: skip
+    # tool_agent_loop.py ends a trajectory once user_turns reaches max_user_turns: 2 tool
+    # responses, 3 assistant turns at most
+    q = import_verl(verl, [f"{mt}.enable=true", f"{mt}.max_assistant_turns=5",
+                           f"{mt}.max_user_turns=2", "data.max_response_length=4096"])
+    assert dict(q.flags)["--turns"] == 3 and f"{mt}.max_user_turns" not in q.ignored
 
 
 @pytest.mark.parametrize(("async_engine", "schedule"),

@@ -37,6 +37,8 @@ def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
     config_converter.py sets mtp_num_layers from num_nextn_predict_layers and
     weight_converter.py asserts one): ``--mtp-layers 1``."""
     m = "actor_rollout_ref.model.mtp"
+    for key in ("mtp_loss_scaling_factor", "detach_encoder"):  # scale / cut a gradient: free
+        r.raw(f"{m}.{key}")
     if not r.flag(f"{m}.enable", False):
         return
     if r.flag(f"{m}.enable_train", False):
@@ -161,7 +163,11 @@ def multi_turn(r: Reader, q: ImportedQuery) -> None:
     tool's text in characters, so its tokens are at most that (a BPE token spans at least
     one character), per call up to ``max_parallel_calls``: their product is the observation
     bound set, the chat template's role tokens left out. The tool latency is not in the
-    config (a note)."""
+    config (a note). ``max_user_turns`` caps the tool (and interaction) responses, so the
+    assistant turns at one more (tool_agent_loop.py ends a trajectory once ``user_turns``
+    reaches it); ``format`` (the tool-call parser) is cost-free."""
+    r.raw(f"{ROLLOUT}.multi_turn.format")
+    users = r.raw(f"{ROLLOUT}.multi_turn.max_user_turns", None)
     turns = r.raw(f"{ROLLOUT}.multi_turn.max_assistant_turns", None)
     chars = r.integer(f"{ROLLOUT}.multi_turn.max_tool_response_length", 256)
     calls = r.integer(f"{ROLLOUT}.multi_turn.max_parallel_calls", 1)
@@ -171,6 +177,8 @@ def multi_turn(r: Reader, q: ImportedQuery) -> None:
                "--observation-tokens, --tool-latency)")  # fmt: skip
         return
     n, o = r.integer(f"{ROLLOUT}.multi_turn.max_assistant_turns", 1), chars * calls
+    if users is not None:
+        n = min(n, r.integer(f"{ROLLOUT}.multi_turn.max_user_turns", 0, lo=0) + 1)
     t = r.integer("data.max_response_length", 512)
     fit = max(1, min(n, (t + o) // (o + 1)))  # (N - 1) O + N <= T (placement.turns)
     q.convert(f"rollout.multi_turn.max_assistant_turns={n}", "--turns", fit,
