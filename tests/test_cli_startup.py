@@ -185,9 +185,11 @@ def test_spec_models_annotate_their_fields_with_objects() -> None:
 
     from rlmcost.deployment import engine, overhead, pipeline_split, spec
     from rlmcost.run import spec as run_spec
+    from rlmcost.run import workload_spec
     from rlmcost.specs import hardware, model, workload
 
-    modules = (engine, overhead, pipeline_split, spec, run_spec, hardware, model, workload)
+    modules = (engine, overhead, pipeline_split, spec, run_spec, workload_spec, hardware, model,
+               workload)
     models = [c for m in modules for c in vars(m).values() if isinstance(c, type)
               and issubclass(c, BaseModel) and c.__module__ == m.__name__]  # fmt: skip
     assert len(models) >= 14
