@@ -18,11 +18,10 @@ sits outside the block, a ``tensor_parallel.ColumnParallelLinear`` unless
 
 **The GEMMs.** Each FP8 Linear's three GEMMs (forward, data and weight gradient) take the tile
 model (:meth:`~rlmcost.perf.efficiency.Device.gemm_s`) at the dense FP8 peak
-(``HardwareSpec.peak_flops_per_s['fp8']``) x the profile's GEMM efficiency: the bf16 sustained
-fraction carried to FP8, an assumption (Transformer Engine's GEMM benchmark measured FP8
-current scaling's pre-quantized GEMMs at 1.90 x bf16 on an H200 NVL, 767.242 / 402.838 ms,
-against 2 x here; docs/examples/gemm_profiling/gemm_profiling.rst @d0067d0d, "Worked Example:
-5B Model on H200"). Their memory side reads FP8 operands (the 16-bit output counted at 1 byte
+(``HardwareSpec.peak_flops_per_s['fp8']``) x the profile's GEMM efficiency x
+:data:`FP8_GEMM_EFFICIENCY_RATIO` (Transformer Engine's GEMM benchmark: FP8 GEMMs at 1.905 x
+bf16's speed on an H200 NVL, where the peaks are 2 x; a measured calibration's GEMM table
+as it is). Their memory side reads FP8 operands (the 16-bit output counted at 1 byte
 too: these GEMMs are compute-bound). Blockwise GEMMs take :data:`BLOCKWISE_GEMM_RATIO` x the
 tensorwise seconds. The casts below are booked in the ``gemm`` part (the Linear's time as TE's
 module runs it).
@@ -57,6 +56,7 @@ padding of packed sequences to 128 (blockwise) or 32 (MXFP8) tokens."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype, Fp8Recipe
@@ -70,15 +70,29 @@ if TYPE_CHECKING:
     from rlmcost.perf.step_pass import StepContext
     from rlmcost.specs import HardwareSpec
 
-BLOCKWISE_GEMM_RATIO = 549.171 / 486.851
-"""Seconds of a blockwise (``Float8BlockScaling``) FP8 Linear's GEMMs over a tensorwise
-(``Float8CurrentScaling``) one's: 1.128, Transformer Engine's GEMM benchmark of a 5B model's
-layer shapes on an H200 NVL in autocast mode, total GEMM time 549.171 ms blockwise against
-486.851 ms current scaling (docs/examples/gemm_profiling/gemm_profiling.rst @d0067d0d, "Worked
-Example: 5B Model on H200"; "the block scaling overhead ... is not fully offset"). Autocast
-times hold each recipe's quantization too (which rlmcost prices apart), so the ratio is the
-whole difference carried to the GEMMs: an assumption; no kernel-only blockwise figure is
-published (Hopper's cuBLAS takes no pre-quantized 2D x 2D blocks, same page)."""
+_H200_NVL_BF16_MS, _CURRENT_MS, _CURRENT_AUTOCAST_MS, _BLOCK_AUTOCAST_MS = (
+    767.242, 402.838, 486.851, 549.171)
+"""Transformer Engine's GEMM benchmark of a 5B model's layer shapes (hidden 4096, FFN 16384, 24
+layers, 31 x 512 tokens) on an H200 NVL, total GEMM milliseconds: bf16 and FP8 current scaling
+pre-quantized (GEMM kernels alone), FP8 current scaling and FP8 block scaling in autocast
+(their quantization inside); docs/examples/gemm_profiling/gemm_profiling.rst @d0067d0d,
+"Worked Example: 5B Model on H200"."""
+
+FP8_GEMM_EFFICIENCY_RATIO = _H200_NVL_BF16_MS / _CURRENT_MS * 989.4 / 1978.9
+"""An FP8 GEMM's sustained fraction of the FP8 peak over a bf16 GEMM's of the bf16 peak:
+0.952, the benchmark's pre-quantized FP8 GEMMs at 1.905 x bf16's speed on a part whose FP8
+peak is 2.0 x its bf16 peak (989.4 and 1,978.9 TFLOP/s dense, H200 datasheet). The default
+profile's GEMM efficiency times it for FP8 GEMMs (a measured calibration's own table, taken
+at bf16, holds as it is)."""
+
+BLOCKWISE_GEMM_RATIO = (_BLOCK_AUTOCAST_MS - _CURRENT_AUTOCAST_MS + _CURRENT_MS) / _CURRENT_MS
+"""Seconds of a blockwise (``Float8BlockScaling``) FP8 GEMM over a tensorwise
+(``Float8CurrentScaling``) one's: 1.155, the benchmark's block-scaled autocast time less the
+quantization current scaling measured there (its autocast less its pre-quantized time, 84.0
+ms), over current scaling's kernels (402.838 ms): blockwise's quantization taken as costly as
+current scaling's, an assumption (rlmcost prices each recipe's casts apart, blockwise's one
+pass below current scaling's two). No kernel-only blockwise figure is published: Hopper's
+cuBLAS takes no pre-quantized 2D x 2D blocks (same page)."""
 
 BLOCK, MX_BLOCK, SCALE_BYTES = 128, 32, 4
 """Blockwise's 128-element blocks (1 x 128, 128 x 128) with fp32 scales; MXFP8's 32-element
@@ -89,7 +103,7 @@ def copy_bytes(recipe: Fp8Recipe, rows: int, cols: int, weight: bool = False) ->
     """Bytes of one FP8 copy of a [rows, cols] tensor scaled along ``cols``, its scales with it.
 
     >>> copy_bytes(Fp8Recipe.BLOCKWISE, 256, 4096), copy_bytes(Fp8Recipe.MXFP8, 256, 4096)
-    (1056768, 1081344)
+    (1081344, 1081344)
     >>> copy_bytes(Fp8Recipe.BLOCKWISE, 4096, 4096, weight=True)  # 32 x 32 fp32 scales
     16781312
     """
@@ -148,7 +162,9 @@ def linear_pricer(c: StepContext) -> Callable[..., tuple[float, float, float, fl
 
         return bf16
     fp8_peak(dev.hardware, recipe)
-    dev8 = Device(dev.hardware, Dtype.FP8, dev.profile, dev.measured)
+    prof = dev.defaults  # FP8 GEMMs' sustained fraction (FP8_GEMM_EFFICIENCY_RATIO)
+    prof = replace(prof, gemm_efficiency=prof.gemm_efficiency * FP8_GEMM_EFFICIENCY_RATIO)
+    dev8 = Device(dev.hardware, Dtype.FP8, prof, dev.measured)
     ratio = BLOCKWISE_GEMM_RATIO if recipe is Fp8Recipe.BLOCKWISE else 1.0
     x, n_k = c.workload.activation_dtype.bytes, kernels(recipe)
 
