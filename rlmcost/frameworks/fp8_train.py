@@ -52,7 +52,7 @@ def import_fp8(r: Reader, q: ImportedQuery, keys: tuple[str, str, str], default:
     q.set("--train-fp8", recipe)
     if param:
         q.set("--train-fp8-param")
-    given = "" if r.has(recipe_key) else f" (absent: {default})"
+    given = "" if r.has(recipe_key) else f" ({recipe_key} absent: the default)"
     q.note(f"FP8 training: {fmt} {recipe}{given}{', fp8_param' if param else ''}: the Linear "
            "layers' GEMMs at the FP8 peak after Transformer Engine's quantizing kernels, "
            "attention, router and LM head in bf16 (rlmcost.perf.fp8_train)")  # fmt: skip
