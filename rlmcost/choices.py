@@ -117,3 +117,13 @@ class TurnSchedule(StrEnum):
 
     PER_SAMPLE = "per-sample"
     TURN_SYNC = "turn-synchronous"
+
+
+class Fp8Recipe(StrEnum):
+    """Transformer Engine's FP8 training recipe of a Megatron-core trainer (``--fp8-recipe``;
+    the pricing and sources: :mod:`rlmcost.perf.fp8_train`)."""
+
+    DELAYED = "delayed"  # DelayedScaling: a per-tensor scale from the amax history
+    TENSORWISE = "tensorwise"  # Float8CurrentScaling: a per-tensor scale from this amax
+    BLOCKWISE = "blockwise"  # Float8BlockScaling: 1x128 activations, 128x128 weights (Hopper)
+    MXFP8 = "mxfp8"  # MXFP8BlockScaling: an E8M0 scale per 32 elements (Blackwell only)

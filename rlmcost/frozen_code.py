@@ -1213,6 +1213,12 @@ def _m76():
  return __eq__
 
 
+def _m77():
+ def __hash__(self):
+  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,self.__dataclass_f41__,self.__dataclass_f42__,self.__dataclass_f43__,))
+ return __hash__
+
+
 MAKERS = {
     ('__init__', ('arg', 'arg'), False): _m0,
     ('__init__', ('arg', 'arg', 'arg'), False): _m1,
@@ -1291,4 +1297,5 @@ MAKERS = {
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m74,
     ('__hash__', 5): _m75,
     ('__eq__', 5): _m76,
+    ('__hash__', 44): _m77,
 }

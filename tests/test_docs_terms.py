@@ -78,7 +78,7 @@ def _table_terms() -> str:
      "busiest EP rank", "prefix sharing", "KV admission", "environment step",
      "MoE capacity factor", "--moe-pad-to-capacity", "virtual pipeline",
      "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer",
-     "MoE sort by local expert", "per-module checkpoint", "random rank order"],
+     "MoE sort by local expert", "per-module checkpoint", "random rank order", "FP8 training"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()

@@ -83,7 +83,7 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "launch_scripts",
+       for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "fp8_train", "launch_scripts",
                  "megatron_split", "miles_lora", "miles_model_args", "model_overrides",
                  "model_path",
                  "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_automodel",

@@ -16,6 +16,7 @@ import typer
 from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
+from rlmcost.cli._fp8 import FP8_OPTIONS, fp8_options
 from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
 from rlmcost.cli._mtp import MTP_OPTIONS, mtp_options
 from rlmcost.cli._parse import framework_default
@@ -77,7 +78,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS + MTP_OPTIONS
+) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS + MTP_OPTIONS + FP8_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -349,7 +350,7 @@ def deployment_options() -> dict[str, Any]:
         ),
         **engine_options(p),
         **rl_pipeline_options(p),
-        **moe_capacity_options(p), **mtp_options(p),
+        **moe_capacity_options(p), **mtp_options(p), **fp8_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.cli._deploy_pipeline import apply_split
+from rlmcost.cli._fp8 import fp8_fields
 from rlmcost.cli._moe_capacity import capacity_fields
 from rlmcost.cli._mtp import mtp_fields
 
@@ -146,6 +147,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
     train.update(mtp_fields(opts))
+    train.update(fp8_fields(opts))  # Transformer Engine's FP8 (perf.fp8_train)
     for key in ("pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion"):
         if opts.get(key) is not None:
             train[key] = opts[key]

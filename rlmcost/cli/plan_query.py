@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 RUN_FACTS = ("image_tokens", "turns", "observation_tokens", "tool_latency", "turn_schedule",
              "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
              "freeze_vision_tower", "mtp_layers", "mtp_repeated", "mtp_detach_heads",
+             "train_fp8", "train_fp8_param",
              "disable_dropout", "padded", "packing", "fused_loss",
              "max_tokens_per_gpu", "forward_max_tokens_per_gpu", "forward_micro_batch",
              "expandable_segments", "grad_reduce_dtype", "init_load", "init_on_gpu",

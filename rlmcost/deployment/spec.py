@@ -38,7 +38,7 @@ from typing import Annotated, Any, cast
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from rlmcost.choices import Dtype, EpDispatcher
+from rlmcost.choices import Dtype, EpDispatcher, Fp8Recipe
 from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
     ENGINE_BLOCK_SIZE,
     ENGINE_COLOCATED_FRACTION,
@@ -157,6 +157,10 @@ class TrainLayout(Checked):
         "every depth (Megatron-core mtp_use_repeated_layer); False: one module per depth")
     mtp_detach_heads: bool = Field(default=False, description="the MTP depths' output head "
         "and embedding get no gradient from them (Megatron-core mtp_detach_heads)")
+    fp8: Fp8Recipe | None = Field(default=None, description="Transformer Engine FP8 recipe "
+        "of the Megatron-core trainer's Linear layers (fp8_recipe; perf.fp8_train); None: bf16")
+    fp8_param: bool = Field(default=False, description="primary weights kept in FP8 "
+        "(Megatron-core fp8_param; needs fp8): 1-byte parameters, the fp32 master in Adam")
 
     @field_validator("tp", "pp", "cp", "ep", "etp", "zero_shard")
     @classmethod
@@ -320,10 +324,10 @@ class Deployment(Checked):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Deployment":
-        if self.ideal and (self.lora is not None or self.train.offload
+        if self.ideal and (self.lora is not None or self.train.offload or self.train.fp8
                            or self.train.grad_reduce_dtype is not None):  # fmt: skip
             raise ValueError("ideal=True is the paper's iteration without deployment effects; "
-                             "drop lora/offload/grad_reduce_dtype or set ideal to false")
+                             "drop lora/offload/grad_reduce_dtype/fp8 or set ideal to false")
         forward_over_train(self)  # the fields a forward layout does not give: the trainer's
         check_forwards(self)  # a forward layout's trainer-only field: refused, not ignored
         return self

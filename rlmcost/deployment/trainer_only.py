@@ -3,7 +3,9 @@
 The forwards (log-probs, reference, reward, values) are timed with the pass options of the
 trainer's layout (``placement.pass_options.step_options`` of the deployment's ``train``, or of a
 group's own, ``placement.group_train``): its MoE router dtype and token dispatcher, its
-kernels and its pipeline sends' overlap; ``fused_loss`` is the training loss's. A forward
+kernels, its pipeline sends' overlap and its FP8 recipe (``fp8``, ``fp8_param``: a Megatron
+worker's log-prob forwards run its Transformer Engine FP8); ``fused_loss`` is the training
+loss's. A forward
 layout (``forward``,
 ``groups[].forward``) that gives one of them a value of its own, unlike the trainer's, would
 be silently ignored; it is refused, naming where to give it. The deployment's ``forward``
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "moe_permute_fusion", "kernels",
                 "pp_overlap_p2p", "grad_reduce_dtype", "recompute_early_stop",
-                "module_ckpt", "disable_dropout", "swiglu_fusion")  # fmt: skip
+                "module_ckpt", "disable_dropout", "swiglu_fusion", "fp8", "fp8_param")  # fmt: skip
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

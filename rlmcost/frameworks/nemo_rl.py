@@ -18,6 +18,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
+from rlmcost.frameworks.fp8_train import import_nemo_rl_fp8
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.model_overrides import overridden_model
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
@@ -57,7 +58,7 @@ IGNORED = (
     f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
     f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
     f"{_MEG}.moe_router_bias_update_rate", f"{_MEG}.apply_rope_fusion", f"{_MEG}.scheduler",
-    f"{_MEG}.defer_fp32_logits", f"{_MEG}.optimizer", f"{_MEG}.fp8_cfg", f"{_MEG}.env_vars",
+    f"{_MEG}.defer_fp32_logits", f"{_MEG}.optimizer", f"{_MEG}.env_vars",
     f"{_MEG}.distributed_data_parallel_config", "policy.dtensor_cfg.env_vars",
     "policy.dynamic_batching.logprob_mb_tokens",
     "policy.dynamic_batching.sequence_length_round", "policy.sequence_packing.logprob_mb_tokens",
@@ -260,6 +261,7 @@ def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:
         how = import_dispatcher(r, q, f"{c}.", NEMO_RL_DEFAULT, ep)
         import_nemo_rl_capacity(r, q, c, how)  # model_overrides only (moe_capacity)
         _router_dtype(r, q, c)
+        import_nemo_rl_fp8(r, q, c)  # fp8_cfg: Transformer Engine's FP8 (frameworks.fp8_train)
         # v0.7 key; absent: the bridge's (true for Qwen3 MoE: qwen3_moe_bridge.py at v0.4-v0.6's
         if not r.flag(f"{c}.moe_grouped_gemm", True):  # pins 62f4704b8, 1e9a459b4, 95e5f38f8)
             q.note("policy.megatron_cfg.moe_grouped_gemm false: Megatron-core's SequentialMLP "

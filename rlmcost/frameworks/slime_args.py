@@ -70,6 +70,7 @@ ARGS: dict[str, Any] = {
     "moe-enable-deepep": SWITCH, "moe-router-dtype": str, "moe-flex-dispatcher-backend": str,
     "moe-expert-capacity-factor": float, "moe-pad-expert-input-to-capacity": SWITCH,
     "moe-permute-fusion": SWITCH,
+    "fp8-format": str, "fp8-recipe": str, "fp8-param-gather": SWITCH,  # frameworks.fp8_train
     # SGLang (slime/backends/sglang_utils/arguments.py: SGLang's own, prefixed --sglang-)
     "sglang-mem-fraction-static": float, "sglang-speculative-algorithm": str,
     "sglang-speculative-num-steps": int, "sglang-speculative-eagle-topk": int,

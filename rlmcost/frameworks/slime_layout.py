@@ -15,6 +15,7 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.cpu_optimizer import hybrid_cpu_optimizer
+from rlmcost.frameworks.fp8_train import import_fp8
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
@@ -82,6 +83,7 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     how = import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
     import_capacity(r, q, "moe-expert-capacity-factor", "moe-pad-expert-input-to-capacity", how)
     import_overlap(r, q, SLIME_OFF, negated=True)  # Megatron-LM's store_false (p2p_overlap)
+    import_fp8(r, q, ("fp8-format", "fp8-recipe", "fp8-param-gather"), "delayed")  # Megatron-LM's
     set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
                          "last": "decoder-last-pipeline-num-layers",
                          "embedding": "account-for-embedding-in-pipeline-split",

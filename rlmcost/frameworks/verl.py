@@ -23,6 +23,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
+from rlmcost.frameworks.fp8_train import import_fp8
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
 from rlmcost.frameworks.model_overrides import overridden_model
 from rlmcost.frameworks.model_path import model_of_path
@@ -288,6 +289,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
         import_capacity(r, q, f"{o}moe_expert_capacity_factor",
                         f"{o}moe_pad_expert_input_to_capacity", how)  # fmt: skip
         import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
+        import_fp8(r, q, (f"{o}fp8", f"{o}fp8_recipe", f"{o}fp8_param"), "delayed")  # TE's
         import_glu_fusion(r, q, f"{o}bias_activation_fusion", (tp, pp, ep))  # verl_glu
         if not r.flag(f"{o}moe_permute_fusion", True):  # absent: the bridge's (Megatron-Bridge
             q.set("--no-moe-permute-fusion")  # providers True; examples/ set it: perf.moe_permute)

@@ -37,6 +37,8 @@ def take_off_free_ffns(c: StepContext, stage: PipelineStage, out: StagePass,
     out.fwd["elementwise"] -= free * elem_f
     out.bwd["elementwise"] -= free * 2 * elem_f
     out.fwd["ep"] -= free * ep
+    out.fp8_weights_fwd_s -= free * m.get("fp8_ffn_w", 0.0)  # no FFN weights to cast (fp8_train)
+    out.fp8_weights_s -= free * m.get("fp8_ffn_wt", 0.0)
     out.bwd["ep"] -= free * ep
     pair, t = 0.0, lay.tp  # the FFN's own TP/SP collective pair, forward and backward alike
     if t > 1 and not (moe and lay.expert_tp != t):

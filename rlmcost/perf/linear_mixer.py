@@ -102,19 +102,22 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     Gated DeltaNet's projections, chunked core and elementwise kernels in, and under
     replication the reduce-scatters (or all-reduces) the mixer does not run."""
     from rlmcost.parallel.shard import tp_shard
-    from rlmcost.perf.step_pass import AttentionKernel, StagePass, gemm_fwd_bwd_s
+    from rlmcost.perf.fp8_train import linear_pricer
+    from rlmcost.perf.step_pass import AttentionKernel, StagePass
 
     arch, lay, dev, opt = c.arch, c.layout, c.device, c.options
     t, T, x, d = lay.tp, c.tokens, c.workload.activation_dtype.bytes, int(arch.d_model)
     rep = opt.linear_mixer_replicated and t > 1
     kd, vd, hv, hk = _widths(arch, t, rep)
     dk, dv = int(arch.linear_key_head_dim), int(arch.linear_value_head_dim)
-    out = StagePass()
+    out, lin = StagePass(), linear_pricer(c)  # TE Linear layers, FP8 under its recipe
 
     def gemm(m: int, n: int, k: int, sign: int) -> None:
-        f, b = gemm_fwd_bwd_s(dev, m, n, k)
+        f, b, wf, wb = lin(m, n, k)
         out.fwd["gemm"] += sign * f
         out.bwd["gemm"] += sign * b
+        out.fp8_weights_fwd_s += sign * wf
+        out.fp8_weights_s += sign * wb
         out.flops += sign * 6 * m * n * k
 
     sh = tp_shard(arch, t)
@@ -169,6 +172,8 @@ def add_linear_mixers(c: StepContext, stage: PipelineStage, out: StagePass) -> N
             getattr(out, side)[k] += n * v
     out.bwd["recompute"] += n * rec_s
     out.flops += n * (delta.flops + rec_flops)
+    out.fp8_weights_fwd_s += n * delta.fp8_weights_fwd_s
+    out.fp8_weights_s += n * delta.fp8_weights_s
 
 
 def mixer_params(arch: Arch) -> int:

@@ -207,7 +207,7 @@ def routed_experts(
     cap = capacity_rows(lay, T, k, e)  # Megatron-core's capacity factor (moe_capacity)
     busiest = busiest_rank_count(mean, opt.moe_rank_imbalance, lay.ep)
     per_expert = capped_count(busiest, mean, mean, cap, lay.moe_pad_to_capacity)
-    price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
+    price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d, 1, False)  # a torch GEMM
     de, w, lat = int(arch.d_expert) // etp, int(arch.expert_width), int(arch.moe_latent)
     if lat:  # a latent MoE's fc1/fc2_latent_proj (Megatron-Core moe_layer.py: "duplicated")
         gemm(T, lat, d)

@@ -169,12 +169,12 @@ def forward_time(
         comm = sum(v for k, v in p.fwd.items() if k not in COMPUTE_PARTS)
         if st.last:
             compute += _head_fix(c, head, backward=False)
-        per_stage.append((max(0.0, compute), comm))
-    compute, comm = max(per_stage, key=lambda x: x[0] + x[1])
+        per_stage.append((max(0.0, compute), comm, p.fp8_weights_fwd_s))  # once a call: fp8_train
+    compute, comm, cast = max(per_stage, key=lambda x: x[0] + x[1])
     n = share.micro_batches
     busy = n * (compute + comm)
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n, layout.virtual_stages)) * busy
-    return ForwardTime(busy + bubble, n * compute, n * comm, bubble, n,
+    return ForwardTime(busy + bubble + cast, n * compute + cast, n * comm, bubble, n,
                        n * logprob_head_s(c, head, backward=False))  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
+from rlmcost.choices import Fp8Recipe
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.perf.collectives import Algorithm
@@ -77,6 +78,7 @@ class StepOptions:
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
     megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
     overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
+    fp8: Fp8Recipe | None = None  # TE FP8 Linear layers' recipe; None: bf16 (perf.fp8_train)
 
 
 _KEPT: Callable[..., StepOptions] = memoized()(StepOptions)

@@ -85,6 +85,7 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ffn_free import take_off_free_ffns
+from rlmcost.perf.fp8_train import linear_pricer
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -106,6 +107,8 @@ class StagePass:
     flops: int = 0  # FLOPs run on the rank: fwd + bwd (+ recompute), causal for flash
     modules: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # selective_ac
     module_flops: dict[str, int] = field(default_factory=dict)  # their forward FLOPs
+    fp8_weights_fwd_s: float = 0.0  # casting its FP8 weights once, a forward call's (fp8_train)
+    fp8_weights_s: float = 0.0  # once, a training step's (both copies: perf.fp8_train)
 
     @property
     def fwd_s(self) -> float:
@@ -180,11 +183,14 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     sh = tp_shard(arch, lay.tp)
     t, T, x = lay.tp, c.tokens, c.workload.activation_dtype.bytes
     d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
-    out = StagePass()
+    out, lin = StagePass(), linear_pricer(c)  # FP8 Linear layers: perf.fp8_train
 
-    def gemm(m: int, n: int, k: int, batch: int = 1) -> None:
-        f, b = gemm_fwd_bwd_s(dev, m, n, k, batch)
+    def gemm(m: int, n: int, k: int, batch: int = 1, linear: bool = True) -> None:
+        f, b, wf, wb = lin(m, n, k, batch) if linear else (*gemm_fwd_bwd_s(dev, m, n, k, batch),
+                                                           0.0, 0.0)  # fmt: skip
         out.fwd["gemm"], out.bwd["gemm"] = out.fwd["gemm"] + f, out.bwd["gemm"] + b
+        out.fp8_weights_fwd_s += wf
+        out.fp8_weights_s += wb
         out.flops += 6 * m * n * k * batch
 
     if arch.is_mla:  # its up-projections also a Megatron module (selective_ac)
@@ -195,7 +201,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     g0, f0, mods = out.fwd["gemm"], out.flops, out.modules  # Megatron's modules (selective_ac)
-    b0 = out.bwd["gemm"]
+    b0, w0 = out.bwd["gemm"], (out.fp8_weights_fwd_s, out.fp8_weights_s)
     if moe:
         from rlmcost.perf.moe_ffn import routed_experts
 
@@ -213,6 +219,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         gemm(T, d, ff)
         act_widths.append((T, ff))
     mods["ffn_gemm"], mods["ffn_gemm_bwd"] = out.fwd["gemm"] - g0, out.bwd["gemm"] - b0
+    mods["fp8_ffn_w"] = out.fp8_weights_fwd_s - w0[0]  # its weights' casts (perf.ffn_free)
+    mods["fp8_ffn_wt"] = out.fp8_weights_s - w0[1]
     name = "moe" if moe else "mlp"  # the FFN's forward GEMMs, FLOPs and activations
     mods[name] = out.fwd["gemm"] - g0 + sum(dev.elementwise_s(n * p * w * x) for n, w in act_widths)
     out.module_flops[name] = (out.flops - f0) // 3
@@ -320,6 +328,8 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
                 getattr(out, side)[k] += count * v
         out.bwd["recompute"] += count * rec_s
         out.flops += count * (layer.flops + rec_flops)
+        out.fp8_weights_fwd_s += count * layer.fp8_weights_fwd_s
+        out.fp8_weights_s += count * layer.fp8_weights_s
     take_off_free_ffns(c, stage, out, _layer)  # Nemotron-H's mixer-only layers
     add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes

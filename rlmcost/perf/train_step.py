@@ -18,8 +18,9 @@ backward (3 x forward), attention counted over the full S x S (as FlopCounterMod
 PaLM's and Megatron-LM's MFU formulas do), no recomputation; ``MFU = model_flops / (step x
 GPUs x dense peak)``. ``hardware_flops`` adds the recomputed forward. The roofline bound
 (:attr:`StepTime.roofline_bound_s`) divides the busiest rank's FLOPs with causal attention
-pairs and recomputation by the dense peak: no kernel can beat it, so a prediction is never
-below it.
+pairs and recomputation by the dense peak (an FP8 trainer's: the FP8 peak, its Linear layers'
+GEMMs' own, :mod:`~rlmcost.perf.fp8_train`): no kernel can beat it, so a prediction is never
+below it. MFU stays over the compute dtype's peak.
 
 Overlapped DP / ZeRO collectives slow the compute beside them (NCCL's CTAs and HBM traffic;
 :mod:`~rlmcost.perf.overlap_contention`, Lee et al. 2025's measured mean), counted in ``dp``.
@@ -55,6 +56,7 @@ from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_pe
 from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
+from rlmcost.perf.fp8_train import fp8_peak
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
 from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
@@ -231,7 +233,8 @@ def train_step_time(
         after = dp_after_flush(c, st, p, buckets)
         opt_s, off_s = optimizer_step_s(c, st)
         opt_s += composer_optimizer_s(c, st)  # Composer's optimizer step (perf.composer_optimizer)
-        per_stage.append((st, p, after, opt_s, off_s, buckets + grad_zero_s(c, st)))
+        once = buckets + grad_zero_s(c, st) + p.fp8_weights_s  # + FP8 weights' casts
+        per_stage.append((st, p, after, opt_s, off_s, once))
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
     p = per_stage[slowest][1]
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n_mb, layout.virtual_stages))
@@ -255,6 +258,7 @@ def train_step_time(
     busiest_flops = max(n_mb * x[1].flops for x in per_stage)
     recompute_global = _recompute_flops_global(c, share.sequences * layout.dp)
     peak = device.peak_flops_per_s
+    bound_peak = fp8_peak(hardware, None) if options.fp8 else peak  # FP8 GEMMs (fp8_train)
     notes = []
     if options.offload_optimizer:
         notes.append("offload: the states' transfers over the host link, then the host's Adam "
@@ -283,7 +287,7 @@ def train_step_time(
         hardware_flops=model + recompute_global,
         gpus=layout.n_gpus,
         peak_flops_per_s=peak,
-        roofline_bound_s=busiest_flops / peak,
+        roofline_bound_s=busiest_flops / bound_peak,
         slowest_stage=slowest,
         micro_batches=n_mb,
         efficiency_source=(

@@ -33,8 +33,10 @@ from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.perf.collectives import inter_node_bytes_per_s
 from rlmcost.perf.fp4_gemm import w4a4_hardware
 from rlmcost.placement.device_groups import Task
+from rlmcost.placement.fp8_train import fp8_roofline_hardware
 from rlmcost.placement.group_memory import GroupMemory
 from rlmcost.placement.group_own import MODE
+from rlmcost.placement.group_train import group_trainer
 from rlmcost.timing import Roofline
 
 
@@ -51,6 +53,15 @@ class GroupModel(GroupMemory):
         stays below its FP4 GEMMs (:func:`~rlmcost.perf.fp4_gemm.w4a4_hardware`)."""
         wl = self.s.workload if task is None else self.workload(task)
         hw = w4a4_hardware(self.s.hardware, wl.compute_dtype, wl.packed_format)
+        return Roofline(hw, gpus, wl.compute_dtype, self.s.efficiency)
+
+    def pass_roofline(self, gpus: int) -> Roofline:
+        """The roofline of ``gpus`` devices running a training step or forward of the group's
+        trainer: the workload's (:meth:`roofline`), at the FP8 peak where the trainer runs
+        FP8 (its Linear GEMMs' peak: :func:`~rlmcost.placement.fp8_train.
+        fp8_roofline_hardware`), so the bound stays below the prediction."""
+        wl, train = self.s.workload, group_trainer(self.s.deployment, self.group.name)
+        hw = fp8_roofline_hardware(self.s.hardware, wl.compute_dtype, train)
         return Roofline(hw, gpus, wl.compute_dtype, self.s.efficiency)
 
     def weights_read(self, task: Task) -> int:

@@ -143,7 +143,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     layout = g.layouts[task.index]
     inv = task.invocation
     own = g.own(task)
-    roof = g.roofline(layout.n_gpus)
+    roof = g.pass_roofline(layout.n_gpus)  # an FP8 trainer's at its FP8 peak
     steps = g._int(inv.passes) * g._int(inv.steps)
     step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
     busy = work * g.load_factor(task) / steps
@@ -193,8 +193,8 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     layout = g.layouts[task.index]
     own, host = g.own(task), g.host(task)
     share = data_share(layout, g.batch(task), g.seq_len(task))
-    base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
-                                           FORWARD)  # fmt: skip
+    base = g.pass_roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
+                                                FORWARD)  # fmt: skip
     p = pass_packing(g, task)
     budgeted = packed_layout(g, task, p.seq_len)
     if budgeted is not layout:  # a token budget: its packed micro-batches

@@ -29,6 +29,7 @@ from rlmcost.perf.rl_step import (
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
+from rlmcost.placement.fp8_train import fp8_options
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
@@ -166,7 +167,8 @@ def _options(g: GroupModel):  # noqa: ANN202 - StepOptions | None
     try:
         return g.kept[("pass options",)]
     except KeyError:
-        out = step_options(group_deployment(g.s.deployment, g.group.name))
+        dep = group_deployment(g.s.deployment, g.group.name)
+        out = fp8_options(dep, step_options(dep))  # an FP8 trainer's (placement.fp8_train)
         g.kept["pass options",] = out
         return out
 

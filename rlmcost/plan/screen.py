@@ -62,7 +62,14 @@ from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.packed_weights import FORMATS
 from rlmcost.plan.families import ROLLOUT
 from rlmcost.plan.screen_refit import distinct, refit_apart_s
-from rlmcost.plan.screen_terms import group_s, kv_kept, refit_apart, sequences, w4a4_peak
+from rlmcost.plan.screen_terms import (
+    fp8_train_peak,
+    group_s,
+    kv_kept,
+    refit_apart,
+    sequences,
+    w4a4_peak,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,7 +138,7 @@ class Query:
     engine_ep: int = 0  # a Megatron engine's --rollout-ep (0: not one; its PP, EP the trainer's)
 
     engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
-    fp4_peak: float = 0.0  # a W4A4 engine's FP4 peak (screen_terms.w4a4_peak), 0: none
+    fp4_peak: float = 0.0  # a W4A4 engine's FP4 peak, an FP8 trainer's FP8 (screen_terms), 0
 
     @property
     def peak(self) -> float:
@@ -206,6 +213,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
     decoded = least_decoded(longest, w.turns, w.observation_tokens)  # multi-turn: l - k O
     steps = max(0, decoded - 1) if generates and not base.deployment.partial_rollout else 0
     e, ideal, n = base.deployment.engine, base.deployment.ideal, spec_params(spec)
+    names = (base.cluster.hardware, *dict(pool))  # the accelerators a group may run on
     eng_dtype, refit = None if ideal else e.dtype, float(n * dtypes.weight_dtype.bytes)
     engine = float(n * (FORMATS[e.weight_format] if e.weight_format and not ideal  # all 4-bit:
                         else (eng_dtype or dtypes.weight_dtype).bytes))  # still a lower bound
@@ -223,7 +231,8 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         pool=tuple(get_hardware(h) for h, _ in pool),
         kv_kept=kv_kept(base),
         engine_ep=e.ep * (str(e.kind) == "megatron"),
-        fp4_peak=0.0 if ideal else w4a4_peak(e.weight_format, (base.cluster.hardware, *dict(pool))),
+        fp4_peak=0.0 if ideal else max(w4a4_peak(e.weight_format, names),
+                                       fp8_train_peak(t.fp8, names)),
     )  # fmt: skip
 
 

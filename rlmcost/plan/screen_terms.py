@@ -75,3 +75,16 @@ def w4a4_peak(weight_format: str | None, hardware: tuple[str, ...]) -> float:
     if weight_format not in W4A4:
         return 0.0
     return float(max((get_hardware(h).fp4_peak_flops_per_s or 0 for h in hardware), default=0))
+
+
+def fp8_train_peak(fp8: object, hardware: tuple[str, ...]) -> float:
+    """The highest dense FP8 peak over ``hardware`` (names) where the trainer runs FP8
+    (``TrainLayout.fp8``: its Linear layers' GEMMs at it, :mod:`rlmcost.perf.fp8_train`), else
+    0: the screen's time bound takes it as the peak where higher, so it stays a lower bound."""
+    from rlmcost.choices import Dtype
+    from rlmcost.specs import get_hardware
+
+    if fp8 is None:
+        return 0.0
+    return float(max((get_hardware(h).peak_flops_per_s.get(Dtype.FP8, 0) for h in hardware),
+                     default=0))  # fmt: skip

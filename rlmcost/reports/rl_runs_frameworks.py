@@ -133,9 +133,6 @@ def nemo_rl(record: Record) -> Mapped:
     release = re.match(r"nemo_rl_v(\d+\.\d+)", str(record["source"]))
     if release:  # the source's NeMo RL release: its pinned vLLM (deployment.vllm_release)
         release_vllm(q, release[1])
-    if s.get("policy.megatron_cfg.fp8_cfg.enabled"):
-        choices.append("FP8 training (megatron_cfg.fp8_cfg) not modelled: the trainer's GEMMs "
-                       "at the bf16 peak (an upper bound on the training phases)")  # fmt: skip
     if s.get("grpo.async_grpo.enabled"):
         k = int(record["off_policy_steps"])
         q.set("--placement", "async")

@@ -68,7 +68,8 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "train.swiglu_fusion": "--swiglu-fusion",
                      "train.moe_capacity_factor": "--moe-capacity-factor",
                      "train.moe_pad_to_capacity": "--moe-pad-to-capacity",
-                     "train.kernels": "--trainer-kernels"}  # fmt: skip
+                     "train.kernels": "--trainer-kernels", "train.fp8": "--train-fp8",
+                     "train.fp8_param": "--train-fp8-param"}  # fmt: skip
 
 
 def field_flags(prefix: str = "") -> dict[str, str]:
@@ -198,6 +199,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if t.mtp_layers:
         words += ["--mtp-layers", str(t.mtp_layers)] + ["--mtp-repeated"] * t.mtp_repeated \
             + ["--mtp-detach-heads"] * t.mtp_detach_heads  # fmt: skip
+    if t.fp8 is not None:  # Transformer Engine's FP8 (perf.fp8_train)
+        words += ["--train-fp8", str(t.fp8)] + ["--train-fp8-param"] * t.fp8_param
     if t.disable_dropout:
         words.append("--disable-dropout")
     words.append("--packing" if t.packing else "--no-packing")
