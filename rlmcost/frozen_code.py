@@ -1219,6 +1219,30 @@ def _m77():
  return __hash__
 
 
+def _m78(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__):
+ def __init__(s,a0,a1,a2,a3,a4):
+  __dataclass_setattr__(s,__dataclass_n0__,a0)
+  __dataclass_setattr__(s,__dataclass_n1__,a1)
+  __dataclass_setattr__(s,__dataclass_n2__,a2)
+  __dataclass_setattr__(s,__dataclass_n3__,a3)
+  __dataclass_setattr__(s,__dataclass_n4__,a4)
+  s.__post_init__()
+ return __init__
+
+
+def _m79(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__):
+ def __init__(s,a0,a1,a2,a3,a4,a5,a6):
+  __dataclass_setattr__(s,__dataclass_n0__,a0)
+  __dataclass_setattr__(s,__dataclass_n1__,a1)
+  __dataclass_setattr__(s,__dataclass_n2__,a2)
+  __dataclass_setattr__(s,__dataclass_n3__,a3)
+  __dataclass_setattr__(s,__dataclass_n4__,a4)
+  __dataclass_setattr__(s,__dataclass_n5__,a5)
+  __dataclass_setattr__(s,__dataclass_n6__,a6)
+  s.__post_init__()
+ return __init__
+
+
 MAKERS = {
     ('__init__', ('arg', 'arg'), False): _m0,
     ('__init__', ('arg', 'arg', 'arg'), False): _m1,
@@ -1298,4 +1322,6 @@ MAKERS = {
     ('__hash__', 5): _m75,
     ('__eq__', 5): _m76,
     ('__hash__', 44): _m77,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg'), True): _m78,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m79,
 }

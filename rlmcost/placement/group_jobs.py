@@ -85,6 +85,7 @@ from rlmcost.placement.rollout import timeline
 from rlmcost.placement.speculative import speculation_for
 from rlmcost.placement.streaming import stream
 from rlmcost.placement.task_work import depth_of, frozen_at, work_over_lengths
+from rlmcost.placement.turn_kv import observed_pool
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
@@ -313,6 +314,7 @@ def _generate(
     rounds, by_call = None, False  # calls larger than the slots: continuous batching inside
     # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)
     paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
+    paged = observed_pool(g, task, paged, replicas)  # multi-turn: observations in the KV
     cap = max(1, min(len(mine) * depth, running_cap(g, task)))
     if paged is not None and (call is None or call > slots):
         rounds, slots = call, cap  # the pool, not a full-length reservation, limits

@@ -23,8 +23,10 @@ per sample):
 
   - ``per-sample``: the engine keeps busy with other samples while one waits, so the rollout
     takes the longer of the engine's work (the timeline and the two terms above) and the
-    longest sample's own chain: one wave's prefill, its decoded tokens at the timeline's mean
-    decode step, and its k L of waits (k its observations);
+    longest sample's own chain: one wave's prefill, its decoded tokens at the mean decode
+    step a sample sees (:func:`sample_step_s`: steps weighted by the samples in them, so a
+    KV-bound timeline's lightly loaded tail does not shorten it), and its k L of waits (k its
+    observations);
   - ``turn-synchronous``: N rounds, each a generation batch of every active sample's turn,
     then one environment step for all: with turns split evenly per sample the longest
     sample's turn is every round's longest, so the rounds' decode steps are the timeline's;
@@ -34,21 +36,27 @@ per sample):
   prediction take the same composition of their own seconds, so the prediction stays at
   least the bound. The environment step after the last turn is the reward's, as for one turn.
 
-Deviations: the KV pool admits by prompt + decoded tokens, leaving out the observations' k O
-tokens (at most (N - 1) O of S + T), while the engine's reservation is sized for S + T; every
-replica's share priced at the query's mean sample; the generation depth stays the timeline's
-over the decoded tokens."""
+The KV pool (vLLM's blocks, SGLang's token slots) holds each sample's k O observation tokens
+beside prompt + decoded ones from its admission on, memory alone (:mod:`rlmcost.placement.
+turn_kv`: the conservative form, more than the engine holds before the last turn); the
+engine's reservation is sized for S + T per sequence, which holds them.
+
+Deviations: every replica's share priced at the query's mean sample; the generation depth
+stays the timeline's over the decoded tokens; the longest sample's chain leaves out a
+preempted sample's wait for readmission."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from math import fsum
+from operator import mul
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.choices import TurnSchedule
 from rlmcost.compiled.invocation import work_poly_in_t
 from rlmcost.perf.generation import CHUNK_TOKENS, Engine
+from rlmcost.placement.decode_runs import Runs
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_decode import decode_cost
@@ -112,10 +120,11 @@ def with_turns(g: GroupModel, task: Task, job: Job,
     waits = sums.most_observations * wl.tool_latency_s
     decode_bound = fsum(tl.run_columns.bound_s)
     parts = job.predicted_parts_s
-    steps = max(tl.steps, 1)
-    chain = (sums.most_decoded / steps * decode_bound
+    step = sample_step_s(tl.run_columns)  # a sample's mean decode step (bound)
+    decode_pred = parts.get("decode_s", tl.predicted_decode_s)
+    chain = (sums.most_decoded * step
              + (tl.time.bound_s - decode_bound) / max(tl.waves, 1) + waits)  # fmt: skip
-    chain_pred = (sums.most_decoded / steps * parts.get("decode_s", tl.predicted_decode_s)
+    chain_pred = (sums.most_decoded * step * (decode_pred / decode_bound if decode_bound else 1)
                   + parts.get("prefill_s", tl.predicted_prefill_s) / max(tl.waves, 1)
                   + waits)  # fmt: skip
     if wl.turn_schedule is TurnSchedule.TURN_SYNC:
@@ -136,6 +145,23 @@ def with_turns(g: GroupModel, task: Task, job: Job,
                            "observation_context_s": context_s, "tool_wait_s": total - pred},
         tokens=len(lengths) * prompt + sum(lengths),
     )  # fmt: skip
+
+
+def sample_step_s(runs: Runs) -> float:
+    """The mean bound seconds of a decode step as the samples see it: each run's steps
+    weighted by the samples in flight, sum(bound x active) / sum(steps x active). A
+    timeline whose samples run together (one wave of one length) gives its plain mean step;
+    a KV-bound one's lightly loaded steps (a preempted sample's tail, the last finishes)
+    weigh as little as the samples in them.
+
+    Ten steps of 4 samples at 0.8 s, then ten of 1 at 0.2 s: 34 / 50, not 10 / 20:
+
+    >>> sample_step_s(Runs((1, 11), (10, 20), (4, 1), (0, 0), (8.0, 2.0), (0, 0), (8, 10)))
+    0.68
+    """
+    steps = fsum(a * (last - first + 1)
+                 for first, last, a in zip(runs.first, runs.last, runs.active, strict=True))
+    return fsum(map(mul, runs.bound_s, runs.active)) / steps if steps else 0.0
 
 
 _SCHEDULE_SOURCE = {
@@ -161,4 +187,6 @@ def turns_note(wl: Workload, groups: Sequence[GroupEstimate]) -> str | None:
             f"{wl.tool_latency_s:g} s of tool latency each; schedule {wl.turn_schedule} "
             f"({_SCHEDULE_SOURCE[wl.turn_schedule]})" + (f"; generation: {terms}" if terms
                                                         else "")  # fmt: skip
-            + "; trained sequences stay S + T (rlmcost.placement.group_turns)")
+            + "; the KV pool holds each sample's observations from its admission on "
+            "(rlmcost.placement.turn_kv); trained sequences stay S + T "
+            "(rlmcost.placement.group_turns)")

@@ -66,12 +66,15 @@ class Paged:
     """A replica's paged KV pool: ``pool_tokens`` (its blocks x ``block_tokens``) and the
     tokens of a sequence one block holds across the replica (``block_size`` x CP degree: each
     device holds 1/CP of a sequence's tokens); ``counting``: the attention FLOP convention
-    of the re-prefills; ``share``: prefix caching of a prompt group (None: off)."""
+    of the re-prefills; ``share``: prefix caching of a prompt group (None: off); ``held``:
+    per sequence (the timeline's order), the KV tokens it holds beside prompt + decoded ones
+    (a multi-turn sample's observations, :mod:`rlmcost.placement.turn_kv`; empty: none)."""
 
     pool_tokens: int
     block_tokens: int
     counting: AttnCounting = AttnCounting.FULL
     share: PrefixShare | None = None
+    held: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.block_tokens < 1 or self.pool_tokens < 0:
@@ -80,23 +83,29 @@ class Paged:
                 f"got {self.block_tokens} and {self.pool_tokens}"
             )
 
-    def admit(self, lengths: list[int], prompt: int, cap: int, call: int | None = None
-              ) -> Schedule:  # fmt: skip
+    def admit(self, lengths: list[int], prompt: int, cap: int, call: int | None = None,
+              held: Sequence[int] = ()) -> Schedule:  # fmt: skip
         """:func:`paged_admit` of ``lengths`` on this pool (as SGLang's
-        :meth:`~rlmcost.placement.sglang_admit.TokenPool.admit`)."""
-        return paged_admit(lengths, prompt, cap, self, call)
+        :meth:`~rlmcost.placement.sglang_admit.TokenPool.admit`); ``held``: :attr:`held` in
+        the order of ``lengths``."""
+        return paged_admit(lengths, prompt, cap, self, call, held)
 
 
 def paged_admit(
-    lengths: Sequence[int], prompt: int, cap: int, paged: Paged, call: int | None = None
+    lengths: Sequence[int], prompt: int, cap: int, paged: Paged, call: int | None = None,
+    held: Sequence[int] = (),
 ) -> Schedule:
     """vLLM's admission and preemption (module docstring) for ``lengths`` (response tokens,
     admission order) with prompts of ``prompt`` tokens, at most ``cap`` in flight
     (``max_num_seqs``, the replica's share); ``call``: sequences handed over in calls of that
-    many, each when the previous one has returned (as ``rollout._admit``).
+    many, each when the previous one has returned (as ``rollout._admit``); ``held``: per
+    sequence, KV tokens it holds beside its prompt and decoded ones from its admission on
+    (:mod:`rlmcost.placement.turn_kv`; empty: none), memory alone (its segments' contexts,
+    which its re-prefills and decode steps read, stay prompt + decoded).
 
     Sequence i at its k-th decode step attends prompt + k positions and holds ceil((prompt +
-    k) / B) blocks (B = ``paged.block_tokens``), exactly (``_Blocks``). A waiting sequence
+    h_i + k) / B) blocks (B = ``paged.block_tokens``, h_i its ``held``), exactly
+    (``_Blocks``). A waiting sequence
     is admitted when its first step's blocks fit beside the running ones' next step (vLLM asks
     for its prefill's blocks one step earlier: at most one block apart). Never preempts the
     last running sequence and always admits into an empty replica (the engine starts only when
@@ -123,6 +132,7 @@ def paged_admit(
     """
     n = len(lengths)
     b = paged.block_tokens
+    extra_of = held or [0] * n  # KV tokens beside prompt + decoded (multi-turn observations)
     b1, pool = b - 1, paged.pool_tokens // b
     # prefix caching: a sample holds its blocks past the shared prompt blocks, its group
     # those once while one of its samples runs (prefix_share.GroupHolders, as a list here)
@@ -156,16 +166,17 @@ def paged_admit(
             while waiting and nrun < cap:
                 i, gen = waiting[0]
                 g = i // group
-                held = hold[g]
-                extra = (own + gen + b) // b + (0 if held else sb)
+                holding = hold[g]
+                mine = own + extra_of[i] + gen  # its KV tokens before its first step
+                extra = (mine + b) // b + (0 if holding else sb)
                 if nrun and nxt + extra > pool:
                     break
                 waiting.popleft()
-                q, r = divmod(own + gen - t + b1, b)
+                q, r = divmod(mine - t + b1, b)
                 hq += q
                 count[r] += 1
-                hold[g] = held + 1
-                if not held:
+                hold[g] = holding + 1
+                if not holding:
                     live += 1
                 end = ends[i] = t + lengths[i] - gen
                 running[i] = (t, gen, heappop(free) % cap, q, r)

@@ -112,11 +112,14 @@ class Flight:
     """The running set of a replay (:func:`paged_admit`, :func:`rlmcost.placement.sglang_admit.
     sglang_admit`): ``running`` sequence -> (start, generated, slot), ``finishes`` (end step,
     sequence), ``free_slots`` (freed at, slot: the earliest freed first),
-    ``held`` (the KV units of the running sequences, :class:`_Blocks`) and the groups' holders."""
+    ``held`` (the KV units of the running sequences, :class:`_Blocks`, each its own prompt
+    tokens, its ``extra`` ones (multi-turn observations; empty: none) and its output) and the
+    groups' holders."""
 
     def __init__(self, cap: int, lengths: Sequence[int], prompt: int, own: int, unit: int,
-                 groups: GroupHolders) -> None:  # fmt: skip
+                 groups: GroupHolders, extra: Sequence[int] = ()) -> None:  # fmt: skip
         self.lengths, self.prompt, self.own, self.groups = lengths, prompt, own, groups
+        self.extra = extra or [0] * len(lengths)  # KV units beside prompt + output, per seq
         self.running: dict[int, tuple[int, int, int]] = {}
         self.finishes: list[tuple[int, int]] = []
         self.free_slots = [(0, s) for s in range(cap)]
@@ -130,7 +133,7 @@ class Flight:
         running = self.running
         running[i] = (t, gen, slot)
         held = self.held
-        q, r = divmod(self.own + gen - t + held.b - 1, held.b)
+        q, r = divmod(self.own + self.extra[i] + gen - t + held.b - 1, held.b)
         held.q, held.n = held.q + q, held.n + 1
         held.count[r] += 1
         groups = self.groups
@@ -168,7 +171,7 @@ class Flight:
         released, its slot freed at ``t``; its segment."""
         start, gen, slot = self.running.pop(i)
         held = self.held
-        q, r = divmod(self.own + gen - start + held.b - 1, held.b)
+        q, r = divmod(self.own + self.extra[i] + gen - start + held.b - 1, held.b)
         held.q, held.n = held.q - q, held.n - 1
         held.count[r] -= 1
         groups = self.groups

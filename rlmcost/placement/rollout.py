@@ -166,7 +166,9 @@ def timeline(
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
     ``paged`` a :class:`~rlmcost.placement.prefix_share.PrefixShare` alone: prefix sharing
-    without a pool (a stream's slots, :mod:`.prefix_share`). Deterministic; run by run
+    without a pool (a stream's slots, :mod:`.prefix_share`); a pool's ``held`` (per sequence
+    of ``lengths``: a multi-turn sample's observations, :mod:`.turn_kv`) goes to its
+    admission in admission order, memory alone. Deterministic; run by run
     (:class:`Run`, :func:`~rlmcost.placement.decode_runs.decode_runs`): the cost of a rollout
     grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
@@ -204,7 +206,8 @@ def timeline(
                               else admit_grouped(resp, slots, gate))  # fmt: skip
             rows = list(zip(range(n), start, map(add, start, resp), repeat(prompt), slot_of))
         else:
-            sched = paged.admit(resp, prompt, slots, call)
+            held = paged.held and [paged.held[i] for i in admission_order(n)]
+            sched = paged.admit(resp, prompt, slots, call, held)
             rows, preemptions, peak = sched.rows, sched.preemptions, sched.peak
         # the segments column by column; each sequence's last segment (in order)
         seqs, starts, ends, contexts, slot_col = zip(*rows, strict=True)

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Sequence
 
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
@@ -136,7 +137,8 @@ class TokenPool:
     as :class:`~rlmcost.placement.paged.Paged`), each request's ``max_new_tokens`` (the
     workload's response cap), the input tokens of one prefill batch (``round_tokens``) and the
     attention FLOP convention of the re-prefills; ``share``: the radix cache's sharing of a
-    prompt group (None: off); ``lpm``: ``schedule_policy`` lpm (else fcfs; module doc)."""
+    prompt group (None: off); ``lpm``: ``schedule_policy`` lpm (else fcfs; module doc);
+    ``held``: as :attr:`Paged.held <rlmcost.placement.paged.Paged.held>`."""
 
     pool_tokens: int
     max_new_tokens: int
@@ -144,6 +146,7 @@ class TokenPool:
     round_tokens: int = CHUNKED_PREFILL_SIZE
     share: PrefixShare | None = None
     lpm: bool = False
+    held: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.pool_tokens < 0 or self.max_new_tokens < 1 or self.round_tokens < 1:
@@ -153,10 +156,11 @@ class TokenPool:
                 f"{self.round_tokens}"
             )
 
-    def admit(self, lengths: list[int], prompt: int, cap: int, call: int | None = None
-              ) -> Schedule:  # fmt: skip
-        """:func:`sglang_admit` of ``lengths`` on this pool."""
-        return sglang_admit(lengths, prompt, cap, self, call)
+    def admit(self, lengths: list[int], prompt: int, cap: int, call: int | None = None,
+              held: Sequence[int] = ()) -> Schedule:  # fmt: skip
+        """:func:`sglang_admit` of ``lengths`` on this pool; ``held``: :attr:`held` in the
+        order of ``lengths``."""
+        return sglang_admit(lengths, prompt, cap, self, call, held)
 
 
 def ratio_at(base: float, since: int, step: int) -> float:
@@ -170,19 +174,23 @@ def ratio_at(base: float, since: int, step: int) -> float:
 
 
 def sglang_admit(
-    lengths: list[int], prompt: int, cap: int, pool: TokenPool, call: int | None = None
+    lengths: list[int], prompt: int, cap: int, pool: TokenPool, call: int | None = None,
+    observed: Sequence[int] = (),
 ) -> Schedule:
     """SGLang's admission and retraction (module docstring) for ``lengths`` (response tokens,
     arrival order) with prompts of ``prompt`` tokens, at most ``cap`` running
     (``max_running_requests``, the replica's share); ``call``: handed over in calls of that
-    many, each when the previous one has returned (the scheduler idles between: ratio reset).
+    many, each when the previous one has returned (the scheduler idles between: ratio reset);
+    ``observed``: per request, KV tokens it holds beside prompt and output from its admission on
+    (:mod:`rlmcost.placement.turn_kv`; empty: none), in its slots and its admission's input
+    tokens, memory alone (its segments' contexts stay prompt + output).
 
-    A request with g tokens generated holds prompt + g slots. Admission as ``PrefillAdder``:
-    total = prompt + g + min(max_new, 4096) must be < free - ratio x sum over running of
-    min(max_new - output, 4096) - the full totals of the prefill batch so far; also its first
-    decode step must fit (which the reservation implies unless max_new is tiny). Always admits
-    into an empty replica (the engine holds one full-length sequence: :func:`~rlmcost.
-    deployment.terms.engine_slots`).
+    A request with g tokens generated holds prompt + h + g slots (h its ``observed``). Admission
+    as ``PrefillAdder``: total = prompt + h + g + min(max_new, 4096) must be < free - ratio x
+    sum over running of min(max_new - output, 4096) - the full totals of the prefill batch so
+    far; also its first decode step must fit (which the reservation implies unless max_new is
+    tiny). Always admits into an empty replica (the engine holds one full-length sequence:
+    :func:`~rlmcost.deployment.terms.engine_slots`).
 
     Two requests of 100 tokens, prompt 10, max_new 100, prefill batches of one request, a
     pool of 200: the second is admitted beside the first (10 + 100 < 200 - 10 held - 0.7 x 100
@@ -198,6 +206,7 @@ def sglang_admit(
     # the radix cache: a sample holds its tokens past the group's shared prompt tokens, the
     # group those once while one of its samples runs (prefix_share.GroupHolders)
     shared, own, groups = shared_prompt(pool.share, prompt)
+    extra_of = observed or [0] * n  # KV tokens beside prompt + output (multi-turn observations)
 
     def pool_at(u: int) -> int:  # slots held at step u: own tokens plus shared ones
         return held.at(u) + groups.live * shared
@@ -208,7 +217,7 @@ def sglang_admit(
     def live(end: int, i: int) -> bool:
         return is_live(running, lengths, end, i)
 
-    flight = Flight(cap, lengths, prompt, own, 1, groups)  # running: batch order
+    flight = Flight(cap, lengths, prompt, own, 1, groups, observed)  # running: batch order
     running, finishes, held = flight.running, flight.finishes, flight.held
     segments: list[Segment] = []
     t = retractions = peak = done = 0
@@ -232,10 +241,12 @@ def sglang_admit(
             while waiting and len(running) < cap:
                 i, gen = waiting[0]
                 # the prefix matched: its group's prompt where a sample ran before this batch
-                ext = prompt + gen - (shared if before.get(i // groups.group, 0) else 0)
+                ext = (prompt + extra_of[i] + gen
+                       - (shared if before.get(i // groups.group, 0) else 0))
                 extra = 0 if groups.holds(i) else shared  # its group's prompt, held once
                 if running and (ext + clip_new >= free - reserved - batch_full
-                                or pool_at(t + 1) + extra + own + gen + 1 > size):  # fmt: skip
+                                or pool_at(t + 1) + extra + own + extra_of[i] + gen + 1
+                                > size):  # fmt: skip
                     break
                 waiting.popleft()
                 peak = max(peak, flight.start(i, gen, t))
