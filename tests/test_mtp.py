@@ -209,3 +209,11 @@ def test_the_refit_carries_the_trained_mtp_modules(apart: bool) -> None:
     assert synced("--mtp-layers", "2") - base == 2 * module * 2
     assert synced("--mtp-layers", "2", "--mtp-repeated") - base == module * 2
 
+
+
+def test_the_output_says_what_mtp_adds() -> None:
+    est = evaluate(run_from_argv("grpo", [*QUERY, "--mtp-layers", "2", "--mtp-repeated"]))
+    notes = [n for n in est.notes if n.startswith("multi-token prediction")]
+    assert len(notes) == 1 and "one module run at every depth" in notes[0]
+    assert not [n for n in evaluate(run_from_argv("grpo", QUERY)).notes
+                if n.startswith("multi-token prediction")]  # fmt: skip

@@ -304,10 +304,9 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
                    "of the training and forward passes at the batch's width, prompt + longest "
                    "response, in time and memory, attention included (an upper bound: "
                    "FlashAttention-2 unpads inside the attention; rlmcost.placement.dynamic_bsz)")
-    from rlmcost.placement.grad_buffer import grad_buffer_note
+    from rlmcost.placement.trainer_notes import trainer_notes
 
-    grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
-    out += [grads] if grads else []
+    out += trainer_notes(deployment)  # the gradient buffer (or the flag's), FP8, MTP
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
     full = deployment.train.ckpt is Checkpointing.FULL
     lora = [p for p in ("o", "down") if early and p in early.peft_lora]  # only under the stop
