@@ -210,3 +210,36 @@ def test_slime_and_verl_read_megatron_fp8() -> None:
     tf = f"+{a}.megatron.override_transformer_config"
     q = import_verl(DATA / "verl_grpo.yaml", [f"{a}.strategy=megatron", f"{tf}.fp8=e4m3"])
     assert ("--train-fp8", "delayed") in q.flags  # TransformerConfig's default recipe
+
+
+def test_te_keeps_two_fp8_copies_of_each_linear_weight_through_the_step() -> None:
+    """placement/fp8_memory.py: a row-wise and a column-wise FP8 copy (1 B each) of every
+    Linear weight on the rank (TE caches them after the step's first micro-batch); under
+    fp8_param the row-wise copy is the weight. Llama-3.1-8B's config.json (d 4096, 32 heads
+    and 8 KV heads of 128, d_ff 14336, 32 layers): its Linear weights by hand, split over TP 2,
+    with the norms (2 d a layer and the final d, replicated) the counted upper bound."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.query import evaluate
+
+    d, layers = 4096, 32
+    linear = layers * (d * (32 * 128 + 2 * 8 * 128) + 32 * 128 * d + 3 * d * 14336) // 2
+    norms = 2 * d * layers + d
+    base = ["-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8", "--framework", "nemo-rl",
+            "--zero", "1", "--param-dtype", "bf16", "--tp", "2"]  # fmt: skip
+
+    def own(*more: str):  # noqa: ANN202 - a MemoryBreakdown
+        est = evaluate(run_from_argv("grpo", [*base, *more]))
+        assert est.evaluation is not None
+        return next(j.own for g in est.evaluation.groups for j in g.jobs
+                    if j.task.kind is Kind.TRAIN)  # fmt: skip
+
+    bf16, fp8 = own(), own("--train-fp8", "tensorwise")
+    assert fp8.buffers - bf16.buffers == 2 * (linear + norms)
+    assert fp8.weights == bf16.weights
+    param = own("--train-fp8", "tensorwise", "--train-fp8-param")
+    assert param.weights == bf16.weights - (linear + norms)  # 2 B -> 1 B a Linear weight
+    assert param.buffers - bf16.buffers == linear + norms
+    block = own("--train-fp8", "blockwise")  # an fp32 scale per 128 x 128 block, each copy
+    assert block.buffers - bf16.buffers == 2 * (linear + norms + -(-(linear + norms) * 4
+                                                                 // (128 * 128)))

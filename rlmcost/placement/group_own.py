@@ -30,6 +30,7 @@ from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.dropout_memory import with_dropout_masks
+from rlmcost.placement.fp8_memory import with_fp8_weights
 from rlmcost.placement.glu_kernel import fused_glu
 from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
@@ -212,8 +213,7 @@ class GroupTasks(GroupSizes):
         return self._own(task, sequences)[0]
 
     def _own(self, task: Task, sequences: int | None) -> tuple[Any, int, Any]:
-        """:meth:`own` computed (kept in ``_mem`` and ``_host``): the bytes, the host bytes and
-        the bytes before offload (None: no offload)."""
+        """:meth:`own` computed (kept): the bytes, host bytes and bytes before offload."""
         key = (task.index, sequences)
         arch, n = self.s.arch(task.role), sequences or self.batch(task)
         layout, seq = memory_inputs(self, task, n)  # verl: micro-batches of the real lengths
@@ -236,6 +236,7 @@ class GroupTasks(GroupSizes):
             per_stage[0] = with_terms(first, activations=first.activations + tower)
             per_stage = with_dropout_masks(self, task, per_stage, layout, n, seq)  # its masks
         per_stage = with_mtp_bytes(self, task, per_stage, layout, n, seq, workload)  # last stage
+        per_stage = with_fp8_weights(self, task, per_stage, layout.tp, workload)  # TE's casts
         placed = [self._deployed(task, m, layout, data_share(layout, n, seq)) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device

@@ -34,8 +34,9 @@ def _fp8_note(train: TrainLayout) -> str | None:
             "Linear layers (forward, data and weight gradients) at the FP8 peak x "
             f"{FP8_GEMM_EFFICIENCY_RATIO:.3f} of bf16's GEMM efficiency (blockwise "
             f"{BLOCKWISE_GEMM_RATIO:.3f} x tensorwise's time), a quantizing kernel per input "
-            "(exact bytes); attention, router, norms, output layer and loss in bf16; the FP8 "
-            "weight copies TE keeps are not in the memory (rlmcost.perf.fp8_train)")
+            "(exact bytes); attention, router, norms, output layer and loss in bf16; each Linear "
+            "weight's row- and column-wise FP8 copies held through the step "
+            "(rlmcost.perf.fp8_train, rlmcost.placement.fp8_memory)")
 
 
 def _mtp_note(train: TrainLayout) -> str | None:
