@@ -241,5 +241,5 @@ def test_te_keeps_two_fp8_copies_of_each_linear_weight_through_the_step() -> Non
     assert param.weights == bf16.weights - (linear + norms)  # 2 B -> 1 B a Linear weight
     assert param.buffers - bf16.buffers == linear + norms
     block = own("--train-fp8", "blockwise")  # an fp32 scale per 128 x 128 block, each copy
-    assert block.buffers - bf16.buffers == 2 * (linear + norms + -(-(linear + norms) * 4
-                                                                 // (128 * 128)))
+    blocks = -(-(linear + norms) // (128 * 128))
+    assert block.buffers - bf16.buffers == 2 * (linear + norms + 4 * blocks)

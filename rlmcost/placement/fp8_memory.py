@@ -32,19 +32,21 @@ if TYPE_CHECKING:
     from rlmcost.placement.device_groups import Task
     from rlmcost.specs.workload import Workload
 
-SCALES = {Fp8Recipe.BLOCKWISE: (4, 128 * 128), Fp8Recipe.MXFP8: (1, 32)}
-"""Scale bytes per weight element of one FP8 copy, as (bytes, elements): an fp32 per 128 x 128
-block (blockwise), an E8M0 per 32 (mxfp8); none counted for the per-tensor recipes."""
-
-
 def copy_bytes(linear: int, recipe: Fp8Recipe) -> int:
-    """Bytes of one FP8 copy of ``linear`` weight elements with its scales (module docstring).
+    """Bytes of one FP8 copy of ``linear`` weight elements with its scales (module docstring;
+    the scale layout of :func:`rlmcost.perf.fp8_train.copy_bytes` over the rank's weights as
+    one block grid: each matrix's own rounding up to whole blocks left out).
 
     >>> copy_bytes(128 * 128, Fp8Recipe.BLOCKWISE), copy_bytes(64, Fp8Recipe.MXFP8)
     (16388, 66)
     """
-    num, den = SCALES.get(recipe, (0, 1))
-    return linear + -(-linear * num // den)
+    from rlmcost.perf.fp8_train import BLOCK, MX_BLOCK, SCALE_BYTES
+
+    if recipe is Fp8Recipe.BLOCKWISE:
+        return linear + SCALE_BYTES * -(-linear // (BLOCK * BLOCK))
+    if recipe is Fp8Recipe.MXFP8:
+        return linear + -(-linear // MX_BLOCK)
+    return linear
 
 
 def with_fp8_weights(g: Any, task: Task, per_stage: list[MemoryBreakdown], tp: int,
