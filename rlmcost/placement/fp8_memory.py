@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     from rlmcost.placement.device_groups import Task
     from rlmcost.specs.workload import Workload
 
-def copy_bytes(linear: int, recipe: Fp8Recipe) -> int:
+def weight_copy_bytes(linear: int, recipe: Fp8Recipe) -> int:
     """Bytes of one FP8 copy of ``linear`` weight elements with its scales (module docstring;
     the scale layout of :func:`rlmcost.perf.fp8_train.copy_bytes` over the rank's weights as
     one block grid: each matrix's own rounding up to whole blocks left out).
 
-    >>> copy_bytes(128 * 128, Fp8Recipe.BLOCKWISE), copy_bytes(64, Fp8Recipe.MXFP8)
+    >>> weight_copy_bytes(128 * 128, Fp8Recipe.BLOCKWISE), weight_copy_bytes(64, Fp8Recipe.MXFP8)
     (16388, 66)
     """
     from rlmcost.perf.fp8_train import BLOCK, MX_BLOCK, SCALE_BYTES
@@ -67,8 +67,8 @@ def with_fp8_weights(g: Any, task: Task, per_stage: list[MemoryBreakdown], tp: i
         linear = max(0, m.weights // stored - tables * table)
         if train.fp8_param:  # the row-wise copy is the weight; the column-wise one beside it
             out.append(with_terms(m, weights=m.weights - linear * stored
-                                  + copy_bytes(linear, recipe),
-                                  buffers=m.buffers + copy_bytes(linear, recipe)))
+                                  + weight_copy_bytes(linear, recipe),
+                                  buffers=m.buffers + weight_copy_bytes(linear, recipe)))
         else:
-            out.append(with_terms(m, buffers=m.buffers + 2 * copy_bytes(linear, recipe)))
+            out.append(with_terms(m, buffers=m.buffers + 2 * weight_copy_bytes(linear, recipe)))
     return out
