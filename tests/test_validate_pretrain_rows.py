@@ -29,6 +29,15 @@ def test_megatron_bridge_rows_cite_page_commit_and_figure():
         "megatron-bridge-25.11-gb200-gpt-oss-120b-bf16": (15876, 64, 1280),
         "megatron-bridge-25.11-b200-gpt-oss-120b-bf16": (8213, 64, 512),
         "megatron-bridge-25.11-h100-gpt-oss-120b-bf16": (5630, 64, 512),
+        # the FP8 rows of the same section (tests/test_validate_fp8_rows.py): DGX-H100 LLAMA3_70B
+        # FP8-CS 1602; LLAMA3_8B FP8-CS (FP8-MX) on DGX-GB200 31508 (29789) and DGX-B200 30624
+        # (29521); DGX-GB200 Qwen3_30B_a3B FP8-MX 23766
+        "megatron-bridge-25.11-h100-llama3-70b-fp8": (1602, 64, 128),
+        "megatron-bridge-25.11-gb200-llama3-8b-fp8": (31508, 8, 128),
+        "megatron-bridge-25.11-gb200-llama3-8b-fp8-mx": (29789, 8, 128),
+        "megatron-bridge-25.11-b200-llama3-8b-fp8": (30624, 8, 128),
+        "megatron-bridge-25.11-b200-llama3-8b-fp8-mx": (29521, 8, 128),
+        "megatron-bridge-25.11-gb200-qwen3-30b-a3b-fp8-mx-mbs4": (23766, 8, 512),
     }
     assert set(rows) == set(want)
     for rid, (figure, gpus, gbs) in want.items():

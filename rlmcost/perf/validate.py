@@ -7,7 +7,9 @@ Every row is predicted with :func:`~rlmcost.perf.train_step.train_step_time` and
 efficiency profile of its accelerator (its pre-FlashAttention-3 slot holding the run's kernel,
 ``options.fa2_kernel``: :mod:`~rlmcost.perf.triton_attention`), and converted to the source's
 own metric with the source's own FLOP formula, so that predicted and published numbers are the
-same quantity:
+same quantity (a row's ``options.fp8`` names Transformer Engine's FP8 recipe of its Linear layers,
+:mod:`~rlmcost.perf.fp8_train`, as ``rlmcost train --train-fp8``; its ``dtype`` stays bf16, the
+attention's and activations'):
 
 * ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
@@ -40,7 +42,7 @@ from importlib import resources
 from typing import Any
 
 from rlmcost.arch import Arch
-from rlmcost.choices import Dtype, FfnKind, NormKind
+from rlmcost.choices import Dtype, FfnKind, Fp8Recipe, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
@@ -199,6 +201,17 @@ def _arch(m: dict[str, Any]) -> Arch:
     return gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"], tie)
 
 
+def _fp8_recipe(options: dict[str, Any]) -> Fp8Recipe | None:
+    """A row's ``options.fp8``: Transformer Engine's FP8 recipe, None (absent) for bf16."""
+    if "fp8" not in options:
+        return None
+    try:
+        return Fp8Recipe(options["fp8"])
+    except ValueError:
+        raise SpecError(f"validation row option fp8 {options['fp8']!r:.40} is not one of: "
+                        f"{', '.join(r.value for r in Fp8Recipe)}") from None
+
+
 def predict_row(row: dict[str, Any]) -> Row:
     """Predict one row of the table."""
     m, lay = row["model"], row["layout"]
@@ -247,6 +260,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         rope_unfused=o.get("rope_unfused", False),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
         moe_permute_fusion=o.get("moe_permute_fusion", True),
+        fp8=_fp8_recipe(o),  # TE's FP8 Linear layers (perf.fp8_train); None: bf16
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
