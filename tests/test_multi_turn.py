@@ -229,3 +229,17 @@ def test_offline_algorithms_take_no_turns():
     res = runner.invoke(app, ["dpo", "-m", "8b", "--turns", "2"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "generates no rollouts" in res.output
+
+
+def test_slimes_custom_generate_function_is_said_not_ignored():
+    """slime/rollout/sglang_rollout.py @624b824a: --custom-generate-function-path replaces the
+    single-turn generate (a multi-turn agent lives there): read and said, priced as one turn."""
+    from rlmcost.frameworks.slime import import_slime
+
+    base = ["--hf-checkpoint", "/root/Qwen3-4B", "--rollout-batch-size", "8",
+            "--n-samples-per-prompt", "4", "--actor-num-gpus-per-node", "4",
+            "--rollout-num-gpus-per-engine", "2", "--rollout-num-gpus", "4"]  # fmt: skip
+    q = import_slime([*base, "--custom-generate-function-path", "generate.generate"])
+    assert "--custom-generate-function-path" not in q.ignored and "--turns" not in dict(q.flags)
+    assert any(n.startswith("--custom-generate-function-path") and "--turns" in n
+               for n in q.notes)  # fmt: skip

@@ -46,6 +46,7 @@ ARGS: dict[str, Any] = {
     "rollout-max-prompt-len": int, "rollout-max-response-len": int,
     "rollout-max-context-len": int, "over-sampling-batch-size": int,
     "dynamic-sampling-filter-path": str, "partial-rollout": SWITCH,
+    "custom-generate-function-path": str,
     "use-rollout-logprobs": SWITCH, "use-rollout-routing-replay": SWITCH,
     "use-routing-replay": SWITCH,
     # algorithm

@@ -76,6 +76,10 @@ def engine(r: Reader, q: ImportedQuery) -> None:
     elif n:
         q.note(f"--mtp-num-layers {n} without --enable-mtp-training: Megatron builds the MTP "
                "block (model_provider.py) and its forward runs untrained; not priced")
+    if r.text("custom-generate-function-path", None):  # slime/rollout/sglang_rollout.py
+        q.note("--custom-generate-function-path: the function replaces slime's single-turn "
+               "generate (an agent's turns and tool calls are its own); priced as one turn: "
+               "give --turns, --observation-tokens, --tool-latency for a multi-turn agent")
     kv = r.text("sglang-kv-cache-dtype", "auto")
     if kv != "auto":  # docs/en/advanced/low-precision.md "FP8 KV Cache for Rollout"
         q.convert(f"--sglang-kv-cache-dtype {kv}", "--kv-cache-dtype", kv,
