@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import TrainerKernels
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.fp8_train import fp8_hardware
 from rlmcost.perf.step_options import kept_options
 
@@ -33,19 +32,15 @@ if TYPE_CHECKING:
 def check_fp8(deployment: Deployment, train: TrainLayout) -> None:
     """SpecError for ``fp8_param`` without ``fp8``, and for either on a trainer that runs a
     Hugging Face model at ``train`` or AReaL's realhf kernels (module docstring)."""
-    from rlmcost.placement.grad_buffer import MEGATRON_AT
-    from rlmcost.placement.pass_options import runs_hf_model
+    from rlmcost.placement.megatron_only import check_megatron
 
     if train.fp8 is None:
         if train.fp8_param:
             raise SpecError("--train-fp8-param keeps FP8 primary weights of an FP8 trainer; "
                             "give --train-fp8 RECIPE too, or drop it")  # fmt: skip
         return
-    beh = behaviour(deployment.framework)
-    if beh is not None and runs_hf_model(beh, train):
-        raise SpecError(f"--train-fp8 is Transformer Engine's FP8 under Megatron-core, but "
-                        f"{deployment.framework}'s trainer runs a Hugging Face model at this "
-                        f"layout; drop it{MEGATRON_AT.get(beh.hf_trainer, '')}")  # fmt: skip
+    check_megatron(deployment, train, "--train-fp8 is Transformer Engine's FP8 under "
+                   "Megatron-core")  # fmt: skip
     if train.kernels is TrainerKernels.REALHF:
         raise SpecError("--train-fp8 is Transformer Engine's FP8 under Megatron-core; AReaL's "
                         "realhf trainer (--trainer-kernels realhf) runs none: drop one")

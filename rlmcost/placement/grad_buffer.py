@@ -46,19 +46,11 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import GradReduce
-from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.placement.pass_options import runs_hf_model
+from rlmcost.placement.megatron_only import check_megatron, runs_hf
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
-
-
-MEGATRON_AT = {"fsdp": " or choose its Megatron trainer (--tp, --pp or --ep above 1)",
-                "zero3": " or choose its Megatron trainer (--zero 1 or 0)",
-                "always": " (it has no Megatron-core trainer)"}
-"""Where a framework's trainer is Megatron-core's, by ``Behaviour.hf_trainer`` (the end of
-:func:`grad_reduce`'s error)."""
 
 
 def grad_reduce(deployment: Deployment, train: TrainLayout | None = None) -> GradReduce | None:
@@ -79,15 +71,14 @@ def grad_reduce(deployment: Deployment, train: TrainLayout | None = None) -> Gra
     if deployment.ideal:
         return None
     train = train or deployment.train
-    beh = behaviour(deployment.framework)
-    hf = beh is not None and runs_hf_model(beh, train)
     given = train.grad_reduce_dtype
-    if given is not None and hf and beh is not None:
-        raise SpecError(f"--grad-reduce-dtype is Megatron-core's gradient buffer, but "
-                        f"{deployment.framework}'s trainer runs a Hugging Face model at this "
-                        f"layout; drop it{MEGATRON_AT.get(beh.hf_trainer, '')}")  # fmt: skip
-    if given is not None or beh is None or hf:
+    if given is not None:
+        check_megatron(deployment, train, "--grad-reduce-dtype is Megatron-core's gradient "
+                       "buffer")  # fmt: skip
         return given
+    beh = behaviour(deployment.framework)
+    if beh is None or runs_hf(deployment, train):
+        return None
     return GradReduce(beh.megatron_grad_reduce)
 
 

@@ -27,7 +27,7 @@ from rlmcost.deployment.kinds import TrainerKernels
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.validate import KV_SUBSHARD_COMMIT
-from rlmcost.placement.grad_buffer import MEGATRON_AT
+from rlmcost.placement.megatron_only import MEGATRON_AT
 from rlmcost.placement.pass_options import runs_hf_model
 
 if TYPE_CHECKING:

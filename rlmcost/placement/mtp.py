@@ -68,6 +68,7 @@ from rlmcost.perf.speculative import mtp_arch
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.jobs import Job
+from rlmcost.placement.megatron_only import check_megatron
 from rlmcost.placement.task_work import work_over_lengths
 from rlmcost.specs.workload import Workload
 from rlmcost.timing import FORWARD
@@ -86,24 +87,10 @@ def mtp_depths(g: Any, task: Task) -> int:
     if task.kind not in (Kind.TRAIN, Kind.FORWARD) or task.role not in MTP_ROLES:
         return 0
     layout = g.train_layout() if task.kind is Kind.TRAIN else g._forward_layout()
-    if layout.mtp_layers:
-        _check_megatron(g.s.deployment, layout)
+    if layout.mtp_layers:  # a Hugging Face model builds no MTP block
+        check_megatron(g.s.deployment, layout, "--mtp-layers is Megatron-core's multi-token "
+                       "prediction")  # fmt: skip
     return int(layout.mtp_layers)
-
-
-def _check_megatron(deployment: Any, train: Any) -> None:
-    """A SpecError where the framework's trainer at this layout runs a Hugging Face model
-    (``pass_options.runs_hf_model``: verl's FSDP workers, NeMo RL's DTensor policy, OpenRLHF,
-    TRL), which builds no MTP block."""
-    from rlmcost.frameworks.presets import behaviour
-    from rlmcost.placement.grad_buffer import MEGATRON_AT
-    from rlmcost.placement.pass_options import runs_hf_model
-
-    beh = behaviour(deployment.framework)
-    if beh is not None and runs_hf_model(beh, train):
-        raise SpecError(f"--mtp-layers is Megatron-core's multi-token prediction, but "
-                        f"{deployment.framework}'s trainer runs a Hugging Face model at this "
-                        f"layout; drop it{MEGATRON_AT.get(beh.hf_trainer, '')}")
 
 
 def block_arch(arch: Arch) -> Arch:
@@ -191,6 +178,16 @@ def _host_floor_s(g: GroupModel, task: Task, job: Job) -> float:
     return mtp_depths(g, task) * steps * job.micro_batches * options.moe_layer_host_s
 
 
+def beside_layer_params(d: int, tp: int = 1) -> int:
+    """Parameters of one MTP module beside its layer on a rank of ``tp``: ``eh_proj``'s column
+    shard of [2d -> d] and three replicated norms (hnorm, enorm, the layer's final norm).
+
+    >>> beside_layer_params(4096), beside_layer_params(4096, 4)
+    (33566720, 8400896)
+    """
+    return -(-2 * d * d // tp) + 3 * d
+
+
 def mtp_bytes(
     g: Any, task: Task, layout: Layout, sequences: int, seq_len: int, workload: Workload,
 ) -> MemoryBreakdown | None:  # fmt: skip
@@ -211,7 +208,7 @@ def mtp_bytes(
     modules = 1 if tl.mtp_repeated else depths
     d, tp = int(arch.d_model), layout.tp
     vocab_shard = -(-int(arch.vocab) // tp)
-    extra = modules * (-(-2 * d * d // tp) + 3 * d)  # eh_proj's column shard and three norms
+    extra = modules * beside_layer_params(d, tp)
     if layout.pp > 1 and not arch.tie_embeddings:
         extra += vocab_shard * d  # the last stage's own embedding
     stored = (workload.param_dtype or workload.weight_dtype) if train else workload.weight_dtype
@@ -265,5 +262,5 @@ def trained_mtp_params(setup: Any, role: Role, group: str) -> int:
     arch = setup.arch(role)
     block, d = block_arch(arch), int(arch.d_model)
     modules = 1 if train.mtp_repeated else train.mtp_layers
-    return modules * (params(block.with_(n_layers=2)) - params(block) + 2 * d * d + 3 * d)
+    return modules * (params(block.with_(n_layers=2)) - params(block) + beside_layer_params(d))
 
