@@ -23,8 +23,8 @@ model (:meth:`~rlmcost.perf.efficiency.Device.gemm_s`) at the dense FP8 peak
 bf16's speed on an H200 NVL, where the peaks are 2 x; a measured calibration's GEMM table
 as it is). Their memory side reads FP8 operands (the 16-bit output counted at 1 byte
 too: these GEMMs are compute-bound). Blockwise GEMMs take :data:`BLOCKWISE_GEMM_RATIO` x the
-tensorwise seconds. The casts below are booked in the ``gemm`` part (the Linear's time as TE's
-module runs it).
+tensorwise seconds, MXFP8 GEMMs :data:`MXFP8_GEMM_RATIO` x (TE's B300 kernels). The casts
+below are booked in the ``gemm`` part (the Linear's time as TE's module runs it).
 
 **The quantizing kernels** (memory-bound, :meth:`~rlmcost.perf.efficiency.Device.elementwise_s`;
 exact int bytes, ``x`` the activation dtype's bytes). TE quantizes each FP8 GEMM input into a
@@ -94,6 +94,22 @@ current scaling's, an assumption (rlmcost prices each recipe's casts apart, bloc
 pass below current scaling's two). No kernel-only blockwise figure is published: Hopper's
 cuBLAS takes no pre-quantized 2D x 2D blocks (same page)."""
 
+_B300_BF16_MS, _B300_CURRENT_MS, _B300_MXFP8_MS = 314.445, 163.493, 171.869
+"""The same benchmark on a B300 (Blackwell), pre-quantized (GEMM kernels alone), total GEMM
+milliseconds of the 5B model's 24 layers: bf16, FP8 current scaling, MXFP8 (same page, "Autocast
+vs Pre-quantized"). In autocast (quantization inside; the page's first B300 table) they are
+306.192, 219.522 and 215.608, FP8 delayed scaling 187.246; tests/test_fp8_te_benchmark.py
+compares rlmcost's kernels and casts with both tables."""
+
+MXFP8_GEMM_RATIO = _B300_MXFP8_MS / _B300_CURRENT_MS
+"""Seconds of an MXFP8 (``MXFP8BlockScaling``) GEMM over a tensorwise FP8 one of the same shape:
+1.051, the benchmark's pre-quantized MXFP8 kernels over its current-scaling kernels on a B300
+(171.869 / 163.493 ms: the E8M0 block scales the block-scaled tensor-core instructions read
+beside the operands). Applied to MXFP8's three GEMMs per Linear as
+:data:`BLOCKWISE_GEMM_RATIO` is to blockwise's; no B200 / GB200 kernel-only figure is published
+(B300's Blackwell Ultra tensor cores are B200's at FP8: 4.5 PFLOP/s dense each, an
+assumption)."""
+
 BLOCK, MX_BLOCK, SCALE_BYTES = 128, 32, 4
 """Blockwise's 128-element blocks (1 x 128, 128 x 128) with fp32 scales; MXFP8's 32-element
 blocks with 1-byte E8M0 scales (module docstring)."""
@@ -125,6 +141,13 @@ def read_bytes(recipe: Fp8Recipe, elements: int, x: int) -> int:
 def kernels(recipe: Fp8Recipe) -> int:
     """Kernels a tensor's cast runs: amax and cast under tensorwise, one otherwise."""
     return 2 if recipe is Fp8Recipe.TENSORWISE else 1
+
+
+def gemm_ratio(recipe: Fp8Recipe) -> float:
+    """Seconds of ``recipe``'s FP8 GEMM over a tensorwise one's: :data:`BLOCKWISE_GEMM_RATIO`,
+    :data:`MXFP8_GEMM_RATIO`, else 1 (delayed and tensorwise scaling run the same kernels)."""
+    return {Fp8Recipe.BLOCKWISE: BLOCKWISE_GEMM_RATIO,
+            Fp8Recipe.MXFP8: MXFP8_GEMM_RATIO}.get(recipe, 1.0)  # fmt: skip
 
 
 def fp8_hardware(hardware: HardwareSpec, dtype: Dtype) -> HardwareSpec:
@@ -165,7 +188,7 @@ def linear_pricer(c: StepContext) -> Callable[..., tuple[float, float, float, fl
     prof = dev.defaults  # FP8 GEMMs' sustained fraction (FP8_GEMM_EFFICIENCY_RATIO)
     prof = replace(prof, gemm_efficiency=prof.gemm_efficiency * FP8_GEMM_EFFICIENCY_RATIO)
     dev8 = Device(dev.hardware, Dtype.FP8, prof, dev.measured)
-    ratio = BLOCKWISE_GEMM_RATIO if recipe is Fp8Recipe.BLOCKWISE else 1.0
+    ratio = gemm_ratio(recipe)
     x, n_k = c.workload.activation_dtype.bytes, kernels(recipe)
 
     def fp8(m: int, n: int, k: int, batch: int = 1) -> tuple[float, float, float, float]:

@@ -27,16 +27,20 @@ def trainer_notes(deployment: Deployment) -> list[str]:
 def _fp8_note(train: TrainLayout) -> str | None:
     if train.fp8 is None:
         return None
-    from rlmcost.perf.fp8_train import BLOCKWISE_GEMM_RATIO, FP8_GEMM_EFFICIENCY_RATIO
+    from rlmcost.perf.fp8_train import (
+        BLOCKWISE_GEMM_RATIO,
+        FP8_GEMM_EFFICIENCY_RATIO,
+        MXFP8_GEMM_RATIO,
+    )
 
     param = ", FP8 parameters (--train-fp8-param)" if train.fp8_param else ""
     return (f"FP8 training ({train.fp8}{param}): Transformer Engine's FP8 GEMMs for the "
             "Linear layers (forward, data and weight gradients) at the FP8 peak x "
             f"{FP8_GEMM_EFFICIENCY_RATIO:.3f} of bf16's GEMM efficiency (blockwise "
-            f"{BLOCKWISE_GEMM_RATIO:.3f} x tensorwise's time), a quantizing kernel per input "
-            "(exact bytes); attention, router, norms, output layer and loss in bf16; each Linear "
-            "weight's row- and column-wise FP8 copies held through the step "
-            "(rlmcost.perf.fp8_train, rlmcost.placement.fp8_memory)")
+            f"{BLOCKWISE_GEMM_RATIO:.3f}, MXFP8 {MXFP8_GEMM_RATIO:.3f} x tensorwise's time), a "
+            "quantizing kernel per input (exact bytes); attention, router, norms, output layer "
+            "and loss in bf16; each Linear weight's row- and column-wise FP8 copies held through "
+            "the step (rlmcost.perf.fp8_train, rlmcost.placement.fp8_memory)")
 
 
 def _mtp_note(train: TrainLayout) -> str | None:
