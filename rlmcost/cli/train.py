@@ -16,6 +16,7 @@ from rlmcost.cli._deploy_pipeline import layout_split, pipeline_split_options
 from rlmcost.cli._flags import flag_table, in_panel, pick, signature
 from rlmcost.cli._fp8 import fp8_options, fp8_recipe
 from rlmcost.cli._moe_capacity import capacity_fields, moe_capacity_options
+from rlmcost.cli._mtp import mtp_options
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli._train_memory import train_memory_fields, train_memory_options
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
@@ -67,6 +68,7 @@ def _own_step() -> dict[str, tuple[Any, Any]]:
             "divisible by pp x v.", min=1)], 1),
         **pipeline_split_options(),
         **moe_capacity_options(), **train_memory_options(), "train_fp8": fp8_options()["train_fp8"],
+        **mtp_options(),
     }  # fmt: skip
 
 
@@ -199,6 +201,8 @@ def train(**opts: Any) -> None:
         offload_optimizer=opts["offload_optimizer"],
         host_link_bytes_per_s=host * 1e9 if host is not None else None,
         grad_reduce_bytes=4 if fp32_grads else 0, fp8=fp8_recipe(opts["train_fp8"]),
+        mtp_layers=opts["mtp_layers"] or 0, mtp_repeated=opts["mtp_repeated"],
+        mtp_detach_heads=opts["mtp_detach_heads"],
     )
     calibration = opts["calibration"]
     measured = load_profile(calibration, get_hardware(hardware)) if calibration else None

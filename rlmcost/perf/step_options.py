@@ -79,6 +79,9 @@ class StepOptions:
     megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
     overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
     fp8: Fp8Recipe | None = None  # TE FP8 Linear layers' recipe; None: bf16 (perf.fp8_train)
+    mtp_layers: int = 0  # multi-token prediction depths on the last stage (perf.mtp_pass)
+    mtp_detach_heads: bool = False  # their loss gives the output head no gradient (the same)
+    mtp_repeated: bool = False  # one module's weights at every depth: memory only (the same)
 
 
 _KEPT: Callable[..., StepOptions] = memoized()(StepOptions)

@@ -89,6 +89,7 @@ from rlmcost.perf.fp8_train import linear_pricer
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
+from rlmcost.perf.mtp_pass import add_mtp
 from rlmcost.perf.qkv_subshard import PART, add_qkv_gather
 from rlmcost.perf.selective_ac import recompute
 from rlmcost.perf.step_options import AttentionKernel, StepOptions
@@ -345,6 +346,8 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         out.bwd["elementwise"] += dev.elementwise_s(T * v * h.bwd_bytes + 2 * n, h.bwd_kernels)
         if recomputes_embeddings(c):  # norm and head again (perf.deepspeed_pipe)
             out.bwd["recompute"] += f + dev.elementwise_s(n)
+    if stage.last:
+        add_mtp(c, out, _layer)  # multi-token prediction's depths (perf.mtp_pass)
     if t > 1:  # vocabulary-parallel embedding (first) and head input gradient (last)
         strategy = "sp" if lay.sp else "tp"
         ar = c.comm(Collective.ALL_REDUCE, act, t, ("tp",))

@@ -58,13 +58,12 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.memory import memory_per_stage
-from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.speculative import mtp_arch
+from rlmcost.perf.mtp_pass import block_arch
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.jobs import Job
@@ -91,16 +90,6 @@ def mtp_depths(g: Any, task: Task) -> int:
         check_megatron(g.s.deployment, layout, "--mtp-layers is Megatron-core's multi-token "
                        "prediction")  # fmt: skip
     return int(layout.mtp_layers)
-
-
-def block_arch(arch: Arch) -> Arch:
-    """The MTP module's Transformer layer as a one-layer model (:func:`mtp_arch`), with an
-    error that names ``--mtp-layers`` where the layer's shape is not known."""
-    try:
-        return mtp_arch(arch)
-    except SpecError:
-        raise SpecError(f"--mtp-layers on {arch.name}: its layers mix attention kinds and the "
-                        "MTP layer's shape is not known; give --mtp-layers 0") from None
 
 
 def _tokens(g: GroupModel, task: Task, lengths: list[int] | tuple[int, ...]) -> int:
@@ -197,15 +186,22 @@ def mtp_bytes(
     depths = mtp_depths(g, task)
     if not depths:
         return None
-    arch = g.s.arch(task.role)
+    repeated = bool(g.train_layout().mtp_repeated)
+    return block_bytes(g.s.arch(task.role), layout, depths, repeated, task.kind is Kind.TRAIN,
+                       sequences, seq_len, workload)  # fmt: skip
+
+
+def block_bytes(arch: Arch, layout: Layout, depths: int, repeated: bool, train: bool,
+                sequences: int, seq_len: int, workload: Workload) -> MemoryBreakdown:  # fmt: skip
+    """The bytes of ``depths`` MTP depths of ``arch`` on a last-stage rank of ``layout``
+    (module docstring; one module's weights when ``repeated``), in training or a forward;
+    the RL trainers' (:func:`mtp_bytes`) and ``rlmcost train``'s."""
     block = block_arch(arch)
-    train = task.kind is Kind.TRAIN
     mode = Mode.TRAIN if train else Mode.FORWARD
     one_stage = layout.one_stage()
     one, two = (memory_per_stage(block.with_(n_layers=n), one_stage, mode, sequences, seq_len,
                                  workload)[0] for n in (1, 2))  # fmt: skip
-    tl = g.train_layout()
-    modules = 1 if tl.mtp_repeated else depths
+    modules = 1 if repeated else depths
     d, tp = int(arch.d_model), layout.tp
     vocab_shard = -(-int(arch.vocab) // tp)
     extra = modules * beside_layer_params(d, tp)
@@ -235,8 +231,11 @@ def with_mtp_bytes(g: Any, task: Task, per_stage: list[MemoryBreakdown], layout:
                    sequences: int, seq_len: int, workload: Workload) -> list[MemoryBreakdown]:
     """``per_stage`` with :func:`mtp_bytes` added to the last stage's terms."""
     add = mtp_bytes(g, task, layout, sequences, seq_len, workload)
-    if add is None:
-        return per_stage
+    return per_stage if add is None else with_block(per_stage, add)
+
+
+def with_block(per_stage: list[MemoryBreakdown], add: MemoryBreakdown) -> list[MemoryBreakdown]:
+    """``per_stage`` with the MTP block's bytes ``add`` on the last stage."""
     last = per_stage[-1]
     return [*per_stage[:-1], with_terms(
         last, weights=last.weights + add.weights, gradients=last.gradients + add.gradients,

@@ -207,6 +207,17 @@ def train_report(
         notes.append(hybrid_note(layout))
     share = data_share(layout, batch, seq)
     per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
+    if options is not None and options.mtp_layers:  # its modules on the last stage
+        from rlmcost.placement.mtp import block_bytes, with_block
+
+        add = block_bytes(arch, layout, options.mtp_layers, options.mtp_repeated, True, batch,
+                          seq, workload)
+        per_stage_memory = with_block(per_stage_memory, add)
+        notes.append(f"multi-token prediction: {options.mtp_layers} depth(s) on the last "
+                     "pipeline stage, each a [2d -> d] projection, one layer of the last "
+                     "layer's shape and the output head with its loss, in every micro-batch "
+                     "(rlmcost.perf.mtp_pass); their weights, gradients, Adam states and saved "
+                     "activations on that stage (rlmcost.placement.mtp)")
     if options is not None and options.offload_optimizer:
         per_stage_memory = [host_adam(m) for m in per_stage_memory]
         notes.append(HOST_ADAM_NOTE)
