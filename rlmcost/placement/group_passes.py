@@ -35,6 +35,7 @@ from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
 from rlmcost.placement.lengths import from_runs
 from rlmcost.placement.model_dropout import train_dropout
+from rlmcost.placement.mtp import mtp_step_options
 from rlmcost.placement.pass_options import step_options
 from rlmcost.placement.reference_swap import reference_swap_bytes
 
@@ -197,7 +198,7 @@ def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.Forwar
     return forward_time(
         g.s.arch(task.role), packed_layout(g, task, p.seq_len), p.sequences,
         p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
-        _options(g),
+        mtp_step_options(g, task, _options(g)),  # the policy's MTP block (placement.mtp)
     )  # fmt: skip
 
 
@@ -209,7 +210,8 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), packed_layout(g, task, p.seq_len), per_step.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, _train_options(g, task),
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head,
+        mtp_step_options(g, task, _train_options(g, task)),  # the policy's MTP (placement.mtp)
     )  # fmt: skip
     return step, per_step
 

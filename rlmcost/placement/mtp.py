@@ -26,13 +26,13 @@ forwards and the reference's (the same Megatron model with the reference weights
 runs it). Not the engines' generation, and not a critic's or reward model's passes.
 
 Time: the MTP block sits on the last pipeline stage (``mtp_on_this_rank`` without a custom
-layout), so its FLOPs run on that stage's GPUs; with balanced stages every micro-batch waits
-for it (an upper bound where the split gives the last stage fewer layers). Predicted at the
-profile's sustained GEMM efficiency, its layer's forward run again under full recomputation
-(``MultiTokenPredictionLayer._checkpointed_forward``, ``recompute_method`` uniform); the bound
-is the FLOPs over all the job's GPUs at the datasheet peak. A MoE block's layer is Megatron-core's
-eager MoE layer: each depth's pass in each training micro-batch lasts at least its host time
-(:mod:`rlmcost.perf.moe_host`), a floor on the block's seconds.
+layout), so it runs in that stage's micro-batches: the step model prices it there kernel by
+kernel, as the stage's own layers (:mod:`rlmcost.perf.mtp_pass`, through
+:func:`mtp_step_options`: its layer's GEMMs, attention, collectives, the forward again under
+full recomputation, ``MultiTokenPredictionLayer._checkpointed_forward``, a MoE layer's host
+floor, :mod:`rlmcost.perf.moe_host`; the projection, the head and the loss), in training steps
+and in forwards alike, and ``rlmcost train --mtp-layers`` the same. The bound is the FLOPs over
+all the job's GPUs at the datasheet peak.
 
 Memory, on the last stage's ranks (:func:`mtp_bytes`): the modules' weights (one module when
 repeated, else D) with their gradients and Adam states in a training task, the layer by
@@ -59,10 +59,9 @@ from rlmcost.choices import Head
 from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.zero import model_state_bytes_per_rank
-from rlmcost.perf.efficiency import Device
 from rlmcost.perf.mtp_pass import block_arch
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import Task
@@ -73,6 +72,7 @@ from rlmcost.specs.workload import Workload
 from rlmcost.timing import FORWARD
 
 if TYPE_CHECKING:
+    from rlmcost.perf.step_options import StepOptions
     from rlmcost.placement.group_cost import GroupModel
 
 MTP_ROLES = (Role.ACTOR, Role.REFERENCE)
@@ -100,71 +100,53 @@ def _tokens(g: GroupModel, task: Task, lengths: list[int] | tuple[int, ...]) -> 
     return reps * (int(g.s.values["S"]) * len(lengths) + sum(lengths))
 
 
-def mtp_flops(g: GroupModel, task: Task) -> tuple[int, int]:
-    """(FLOPs of the MTP block in ``task``, of which its layer's forward: what full
-    recomputation runs again); (0, 0) without MTP (module docstring)."""
+def mtp_flops(g: GroupModel, task: Task) -> int:
+    """FLOPs of the MTP block in ``task`` (its work, module docstring); 0 without MTP."""
     depths = mtp_depths(g, task)
     if not depths:
-        return 0, 0
+        return 0
     arch = g.s.arch(task.role)
     block = block_arch(arch)
     lengths = g.lengths(task)
     tokens = _tokens(g, task, lengths)
     d = int(arch.d_model)
     one = work_over_lengths(task, block, g.s.values, lengths, g.s.counting)
-    head = work_head_per_token(block, Head.LM) * tokens  # the head's forward over the tokens
     train = task.kind is Kind.TRAIN
     per_depth = one + (3 if train else 1) * 4 * d * d * tokens
-    if train and g.train_layout().mtp_detach_heads:
-        per_depth -= head  # the output weight's gradient, 2 d V a token, not computed
-    layer_forward = Fraction(one, 3) - head if train else Fraction(0)
-    return depths * per_depth, depths * ceil(layer_forward)
+    if train and g.train_layout().mtp_detach_heads:  # the output weight's gradient, 2 d V a
+        per_depth -= work_head_per_token(block, Head.LM) * tokens  # token, not computed
+    return depths * per_depth
 
 
 def with_mtp(g: GroupModel, task: Task, job: Job) -> Job:
-    """``job`` with the MTP block's FLOPs in its work and their seconds in its bound and
-    prediction, on the last pipeline stage (module docstring)."""
-    flops, layer_forward = mtp_flops(g, task)
+    """``job`` with the MTP block's FLOPs in its work and their roofline seconds in its bound
+    (module docstring); its predicted seconds are the step model's, which runs the block in
+    the last stage's micro-batches (:func:`mtp_step_options`, :mod:`rlmcost.perf.mtp_pass`)."""
+    flops = mtp_flops(g, task)
     if not flops:
         return job
     from dataclasses import replace
 
-    layout = job.layout
-    load = g.load_factor(task)
-    busy = flops * load
-    extra = g.roofline(layout.n_gpus, task).phase(busy, 0, FORWARD)
-    again = layer_forward * load if layout.ckpt is Checkpointing.FULL else 0
-    device = Device(g.s.hardware, g.workload(task).compute_dtype)
-    stage_gpus = layout.n_gpus // layout.pp
-    predicted = float(busy + again) / (
-        stage_gpus * device.peak_flops_per_s * device.defaults.gemm_efficiency
-    )
-    seconds = max(predicted, extra.bound_s, _host_floor_s(g, task, job))
-    return replace(
-        job,
-        work_flops=job.work_flops + flops,
-        time=job.time + extra,
-        predicted_s=job.predicted_s + seconds,
-        predicted_ideal_s=job.predicted_ideal_s + seconds,
-        predicted_parts_s={**job.predicted_parts_s, "mtp_s": seconds},
-    )
+    extra = g.roofline(job.layout.n_gpus, task).phase(flops * g.load_factor(task), 0, FORWARD)
+    time = job.time + extra
+    return replace(job, work_flops=job.work_flops + flops, time=time,
+                   predicted_s=max(job.predicted_s, time.bound_s),
+                   predicted_ideal_s=max(job.predicted_ideal_s, time.bound_s))  # fmt: skip
 
 
-def _host_floor_s(g: GroupModel, task: Task, job: Job) -> float:
-    """The host floor of the MTP block's MoE layer in a training task: Megatron-core's eager
-    MoE layer, ``perf.moe_host`` (its seconds per layer forward and backward, the framework's
-    ``StepOptions.moe_layer_host_s``), per depth and micro-batch; 0 for a dense block or a
-    forward (floored inside the model's passes only)."""
-    if task.kind is not Kind.TRAIN or not block_arch(g.s.arch(task.role)).n_experts:
-        return 0.0
+def mtp_step_options(g: GroupModel, task: Task, options: StepOptions | None
+                     ) -> StepOptions | None:  # fmt: skip
+    """``options`` for the step model's passes of ``task``, with the policy's MTP depths where
+    its passes run the block (:func:`mtp_depths`; ``StepOptions.mtp_layers``)."""
+    depths = mtp_depths(g, task)
+    if not depths:
+        return options
+    from dataclasses import replace
+
     from rlmcost.perf.step_options import StepOptions
-    from rlmcost.placement.group_train import group_deployment
-    from rlmcost.placement.pass_options import step_options
 
-    options = step_options(group_deployment(g.s.deployment, g.group.name)) or StepOptions()
-    inv = task.invocation
-    steps = g._int(inv.passes) * g._int(inv.steps)
-    return mtp_depths(g, task) * steps * job.micro_batches * options.moe_layer_host_s
+    detach = bool(g.train_layout().mtp_detach_heads)
+    return replace(options or StepOptions(), mtp_layers=depths, mtp_detach_heads=detach)
 
 
 def beside_layer_params(d: int, tp: int = 1) -> int:
