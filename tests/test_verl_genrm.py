@@ -17,6 +17,7 @@ enforce_eager true).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,19 @@ def test_standalone_and_colocate_differ_as_verl_runs_them() -> None:
     assert {t.group for t in controllers} == {"actor+reference"}
     # a judge's S + T prompt holds its own response: no prefix shared within a prompt group
     assert alone.timeline is not None and alone.timeline.shared_tokens == 0
+
+
+def test_the_import_prints_the_groups_bracket_and_names_the_judge() -> None:
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    res = CliRunner().invoke(app, ["import", "verl", str(CFG), *GENRM, *STANDALONE])
+    assert res.exit_code == 0, res.output
+    table = res.output.split("verl batch knobs")[1]
+    assert "judge=8[tp=1;gmu=0.9;" in table.replace("\n", "")  # text, not rich markup
+    res = CliRunner().invoke(app, ["import", "verl", str(CFG), *GENRM, "--json"])
+    body = json.loads(res.stdout[res.stdout.index("{"):])
+    # the estimate's reward in words (it was "none in the loop (preference data)")
+    assert body["estimate"]["reward"] == (
+        "judge qwen2.5-1.5b (T_j verdict tokens generated per response)")
