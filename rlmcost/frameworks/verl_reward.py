@@ -123,9 +123,9 @@ def reward_loop(r: Reader, q: ImportedQuery, actor_path: str, alg: str,
         q.set("--judge", model_of_path(q, f"{RM}.model.path", rm))
     length = r.integer(f"{ENGINE}.response_length", ENGINE_COUNTS["response_length"])
     q.convert(f"{ENGINE}.response_length={length}", "--judge-len", length,
-              "tokens of verdict the GenRM generates per response, at most: the engine's "
-              "max_tokens unless the function sends its own (vllm_async_server.py generate: "
-              "response_length + prompt_length - the prompt's tokens, capped by max_model_len)")
+              "tokens of verdict the GenRM generates per response: the reward engine's "
+              "response budget (vllm_async_server.py generate: a request without max_tokens "
+              "gets response_length + prompt_length - its prompt's tokens)")  # fmt: skip
     q.note(f"reward loop with custom_reward_function {custom} and reward model {rm}: a GenRM "
            "(verl's rule, reward_loop.py RewardLoopWorker.compute_score: the function scores "
            "through reward_router_address), priced as d-rlaif's judge: a prefill of prompt + "
