@@ -97,7 +97,7 @@ MODULE_LAYER = {
                  "shell_script", "shell_test", "shell_words", "slime", "slime_args",
                  "slime_layout", "slime_engine", "trl", "trl_launch", "units",
                  "verl", "verl_batches", "verl_engine", "verl_glu", "verl_lora", "verl_recompute",
-                 "verl_split", "verl_versions", "virtual_pipeline")},
+                 "verl_reward", "verl_split", "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 def run_import(framework: str, q: Any, hardware: str, json_out: bool) -> None:
     """Print the query, conversions and deployment; the estimate is the query's command
     (``framework``: the subcommand of `rlmcost import`)."""
+    from rich.markup import escape
+
     q.set("--hardware", hardware)  # the query states each option once (ImportedQuery.set)
     argv = q.argv()
     for line in q.notes:
@@ -38,7 +40,8 @@ def run_import(framework: str, q: Any, hardware: str, json_out: bool) -> None:
     print_table(
         f"{q.framework} batch knobs and settings converted",
         ["given", "flag", "value", "units and conversion"],
-        [(c.given, c.flag, str(c.value), c.how) for c in q.conversions],
+        [tuple(map(escape, (c.given, c.flag, str(c.value), c.how)))  # a --groups [bracket]
+         for c in q.conversions],  # is text, not rich markup  # fmt: skip
     )
     _render_deployment(estimate.get("deployment") or {}, estimate.get("groups"),
                        bool(estimate.get("offline")))  # fmt: skip

@@ -181,8 +181,7 @@ class Evaluation:
         return max(s.host_bytes_per_device for s in self.stages.values()) * per_node
 
     @property
-    def reward(self) -> str:
-        """The reward this estimate assumed, in words."""
+    def reward(self) -> str:  # the reward this estimate assumed, in words
         return reward_source(self.algorithm, self.models)
 
     @property
@@ -304,10 +303,11 @@ class Evaluation:
 
 
 def reward_source(alg: Algorithm, models: Mapping[Role, str]) -> str:
-    """What scores the responses: a reward model, a rule-based verifier, or nothing (offline
-    preference data)."""
+    """What scores the responses: a reward model, a judge, a verifier or no model (offline)."""
     if Role.REWARD in models:
         return f"reward model {models[Role.REWARD]} (a forward over every response)"
+    if Role.JUDGE in models:  # d-rlaif: a generating judge
+        return f"judge {models[Role.JUDGE]} (T_j verdict tokens generated per response)"
     if any(i.kind is Kind.VERIFY for i in alg.invocations):
         return "rule-based verifier (no model; a CPU check of negligible GPU cost, not costed)"
     return "none in the loop (preference data)"

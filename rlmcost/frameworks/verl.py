@@ -38,10 +38,11 @@ from rlmcost.frameworks.verl_batches import (
     group_of_one,
     padding,
 )
-from rlmcost.frameworks.verl_engine import engine, reward_loop
+from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
 from rlmcost.frameworks.verl_lora import verl_lora
 from rlmcost.frameworks.verl_recompute import critic_notes, verl_recompute
+from rlmcost.frameworks.verl_reward import reward_loop
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -139,10 +140,9 @@ def import_verl_mapping(config: dict[str, Any], where: str, source: str, overrid
     device = get_hardware(hardware) if hardware is not None else None
     flat = apply_overrides(flatten(config, where), overrides, where)
     r = Reader(flat, where)
-    q = ImportedQuery("verl", source)
-    _algorithm(r, q)
+    q, day = ImportedQuery("verl", source), parse_verl_version(verl_version)
+    _algorithm(r, q, day)
     _workload(r, q)
-    day = parse_verl_version(verl_version)
     _layout(r, q, day)
     engine(r, q, day, device)
     fsdp_full = all(f in q.flags for f in (("--ckpt", "full"), ("--zero", "3")))  # FSDP workers
@@ -154,7 +154,7 @@ def import_verl_mapping(config: dict[str, Any], where: str, source: str, overrid
     return q
 
 
-def _algorithm(r: Reader, q: ImportedQuery) -> None:
+def _algorithm(r: Reader, q: ImportedQuery, day: str | None) -> None:
     est = r.text("algorithm.adv_estimator", "gae")
     if est not in _ESTIMATORS:
         raise SpecError(
@@ -178,8 +178,8 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
         raise SpecError(f"{r.where}: set {MODEL}.path (the actor model)")
     actor = model_of_path(q, f"{MODEL}.path", actor_path)  # with its config.json overrides:
     q.set("--model", overridden_model(r, q, actor, f"{MODEL}.override_config"))  # fsdp_workers
-    if reward_model:  # --reward; served by an engine under verl's reward loop
-        reward_loop(r, q, actor_path)
+    if reward_model:  # --reward, or a GenRM's --judge (d-rlaif): verl_reward
+        alg = reward_loop(r, q, actor_path, alg, day)
     elif alg == "grpo":
         alg = "rlvr"
         q.note("reward_model.enable false: a reward function scores responses; rlmcost's rlvr "

@@ -1,6 +1,7 @@
 """verl's rollout engine as rlmcost's engine flags: ``actor_rollout_ref.rollout`` (name, mode,
-TP, memory reservation, sleep, eager, prefix caching, the running cap and token budget) and the
-model's MTP drafting (``actor_rollout_ref.model.mtp``); moved out of
+TP, memory reservation, sleep, eager, prefix caching, the running cap and token budget), the
+model's MTP drafting (``actor_rollout_ref.model.mtp``) and a GenRM's engine
+(:func:`rlmcost.frameworks.verl_reward.reward_pool`); moved out of
 :mod:`rlmcost.frameworks.verl`, which calls :func:`engine`.
 
 Defaults are verl's ``trainer/config/rollout/rollout.yaml`` (b25bb7d4f, b178a3cd5). verl
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost.frameworks.verl_reward import reward_pool
 from rlmcost.frameworks.verl_versions import running_cap
 
 if TYPE_CHECKING:
@@ -71,35 +73,6 @@ def _kv_cache_dtype(r: Reader, q: ImportedQuery, name: str) -> None:
                   "the engine's KV-cache dtype (verl passes engine_kwargs through)")
 
 
-def reward_loop(r: Reader, q: ImportedQuery, actor_path: str) -> None:
-    """``reward_model.enable``: the reward model (``--reward``, unless it is the actor's) and
-    verl's reward loop (``reward_model.use_reward_loop``, true in the default config since
-    volcengine/verl PR 4452, 0102d04e0, 2025-12-09; docs/advance/reward_loop.rst): the reward
-    model served by a ``reward_model.rollout.name`` engine, woken after the rollouts on the
-    actor's pool (colocate mode) or on a pool of its own (``enable_resource_pool``). rlmcost
-    prices the reward forward as the reward worker's (the same FLOPs); the engine's reservation,
-    wake and serving speed are not modelled, said in a note."""
-    from rlmcost.frameworks.model_path import model_of_path
-
-    rm = r.text("reward_model.model.path", None)
-    if rm and rm != actor_path:
-        q.set("--reward", model_of_path(q, "reward_model.model.path", rm))
-    if not r.flag("reward_model.use_reward_loop", False):
-        return
-    name = r.text("reward_model.rollout.name", "vllm")
-    tp = r.integer("reward_model.rollout.tensor_model_parallel_size", 2)
-    gmu = r.fraction("reward_model.rollout.gpu_memory_utilization", 0.5)
-    own = r.flag("reward_model.enable_resource_pool", False)
-    for key in ("num_workers", "rollout.prompt_length", "rollout.response_length"):
-        r.raw(f"reward_model.{key}")
-    q.note(f"reward_model.use_reward_loop: verl serves the reward model in a {name} engine "
-           f"(TP {tp}, gpu_memory_utilization {gmu:g}) "
-           + ("on a pool of its own (enable_resource_pool)" if own else
-              "on the actor's pool, woken after the rollouts")
-           + "; rlmcost prices the reward forward as a reward worker's (the same FLOPs; the "
-           "engine's reservation, wake and serving speed not modelled)")
-
-
 def engine(r: Reader, q: ImportedQuery, day: str | None,
            hardware: HardwareSpec | None = None) -> None:  # fmt: skip
     """The rollout engine's flags from ``actor_rollout_ref.rollout`` under the verl code of
@@ -136,6 +109,7 @@ def engine(r: Reader, q: ImportedQuery, day: str | None,
     budget = r.integer(f"{ROLLOUT}.max_num_batched_tokens", 8192)  # rollout.yaml: 8192
     if budget != 8192:
         q.set("--max-num-batched-tokens", budget)
+    reward_pool(r, q)  # a GenRM's engine, beside the actor's or on GPUs of its own
 
 
 def _vllm_version(q: ImportedQuery, day: str) -> None:

@@ -363,8 +363,8 @@ class GroupMemory(GroupEngine):
         (:func:`~rlmcost.deployment.terms.pool_tokens`, :mod:`rlmcost.placement.paged`);
         SGLang: in token slots (page size 1, ``max_total_num_tokens``) with the requests'
         ``max_new_tokens``, the task's longest response (:mod:`rlmcost.placement.sglang_admit`).
-        Either shares a prompt group's cached prompt where the engine caches prefixes
-        (:mod:`rlmcost.placement.prefix_share`). None for static batchers."""
+        Either shares a group's cached prompt S where the engine caches prefixes (a judge's
+        S + T none: :mod:`rlmcost.placement.prefix_share`). None for static batchers."""
         kind = self.engine.kind
         if self.engine_task is not task or kind not in _PAGED:
             return None
@@ -372,7 +372,7 @@ class GroupMemory(GroupEngine):
         cp = self.layouts[task.index].cp
         block = 1 if kind is EngineKind.SGLANG else self.engine.kv_block_tokens
         tokens = pool_tokens(*kv_terms(self, task, one, pool), -(-self.seq_len(task) // cp), block)
-        k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
+        k = self.s.workload.samples_per_prompt if task.invocation.prompt == "S" else 1
         share = engine_share(self.engine, k, block * cp, self.s.counting)
         if kind is EngineKind.SGLANG:
             max_new = self._int_at(task.invocation.response, self.longest(task))

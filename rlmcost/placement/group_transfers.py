@@ -107,7 +107,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     lambda end: sleep_wake_s(w, end, level), "vLLM sleep/wake constants"),
             )
         )  # fmt: skip
-    gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
+    gen = next((t for t in g.tasks if t.kind is Kind.GENERATE and t.role is Role.ACTOR),
+               None)  # the rollout: a judge group has no dispatch  # fmt: skip
     calls = padded_calls_of(g, jobs) if beh is not None and beh.padded_batch else None
     cross = max(0.0, 1 - g.s.hardware.gpus_per_node / g.gpus)
     if beh is not None and beh.ray_controller and gen is not None:

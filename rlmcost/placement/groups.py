@@ -109,11 +109,14 @@ def _check_brackets(own: Brackets, members: tuple[Member, ...], rollout: bool,
                     text: str) -> None:  # fmt: skip
     """Engine keys on a group that does not generate (``rollout``: another group claims the
     actor's generation), trainer keys on one that only generates: a SpecError
-    (:func:`rlmcost.deployment.group_brackets.check_members`)."""
+    (:func:`rlmcost.deployment.group_brackets.check_members`). A judge generates its verdicts
+    (its one invocation, ``algorithms.catalog.d_rlaif``), so its group takes engine keys (the
+    engine that serves it: verl's reward loop, ``frameworks.verl_reward``)."""
     generates = any(m.role is Role.ACTOR and (m.kind is Kind.GENERATE or
                                               (m.kind is None and not rollout))
+                    or m.role is Role.JUDGE and m.kind in (None, Kind.GENERATE)
                     for m in members)  # fmt: skip
-    trains = any(m.kind is not Kind.GENERATE for m in members)
+    trains = any(m.kind is not Kind.GENERATE and m.role is not Role.JUDGE for m in members)
     check_members(own, generates, trains, "+".join(str(m) for m in members), text)
 
 

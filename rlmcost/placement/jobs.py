@@ -43,6 +43,8 @@ def phase_of(task: Task) -> tuple[str, str | None]:
     """(phase name, verl metric key or None) of a task."""
     if task.invocation.note == KV_SCALES_NOTE:  # NeMo RL's timer recompute_kv_scales; verl
         return ("kv scales", None)  # has none
+    if task.role is Role.JUDGE:  # it scores: verl's reward loop times its GenRM under "reward"
+        return PHASES[(Kind.FORWARD, Role.REWARD)]  # (ray_trainer.py compute_rm_score)
     key = (task.kind, None if task.kind is Kind.GENERATE else task.role)
     if key in PHASES:
         return PHASES[key]
