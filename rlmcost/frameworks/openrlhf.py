@@ -178,8 +178,8 @@ def _models(r: Reader, q: ImportedQuery) -> bool:
     remote = r.text("remote_rm_url", None)
     rm = r.text("reward_pretrain", None)
     if r.text("agent_func_path", None):  # train_ppo_ray.py (v0.8.0 on): remote_rm_url = "agent"
-        q.note("--agent_func_path: the agent function scores the samples (OpenRLHF sets "
-               "remote_rm_url to 'agent' and builds no reward model)")  # fmt: skip
+        q.note("--agent_func_path: the agent scores, no reward model, and runs each sample's "
+               "turns (utils/agent.py): give --turns, --observation-tokens, --tool-latency")
         remote, rm = "agent", None
     if remote:
         if rm:
