@@ -51,7 +51,8 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   forward + backward, over peak, counting the backward as 2.5 x the forward (the convention of
   Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 and Fig. 6: about 190 of 312 TFLOP/s on
   A100 for causal head dim 128 at 2k-16k tokens); Hopper from Shah et al. 2024,
-  FlashAttention-3, arXiv 2407.08608 §4.1 (forward up to 75 % of peak, backward lower): 0.55.
+  FlashAttention-3, arXiv 2407.08608 §4.1 (forward up to 75 % of peak, backward lower): 0.55;
+  Blackwell cuDNN 9.13.1's published B200 rates, 0.49 (:mod:`~rlmcost.perf.blackwell_attention`).
 * ``fa2_attention_efficiency``: the same for a pre-FlashAttention-3 kernel: FlashAttention-2,
   or PyTorch SDPA's flash backend (a vendored FlashAttention-2), which is what a Hugging Face
   model runs with ``attn_implementation="flash_attention_2"`` or ``"sdpa"`` (the trainers that
@@ -70,12 +71,11 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   tensor rate; FlashAttention-3 §1, §3.1) sit far above its tensor peak, and it keeps its flash
   figure, as pre-Hopper parts do; no FA2 figure on the H20 is published. Pre-Hopper parts run
   FlashAttention-2 as their best kernel (dropout inside it at its usual speed), so they keep
-  their figure; Blackwell parts keep theirs as well (the
-  rule dropout already followed: no FlashAttention-2 figure on Blackwell is published, an
-  assumption that favours them). TransformerEngine on sm90 prefers cuDNN's FusedAttention
+  their figure; Blackwell parts take FlashAttention-2's published B200 rate, 0.15 (dropout
+  runs too). TransformerEngine on sm90 and up prefers cuDNN's FusedAttention
   (``get_attention_backend``: "give FusedAttention preference on Hopper+"), a Megatron-core
-  trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
-  for it, so 0.35 is the assumption for it too.
+  trainer's kernel, priced at the flash figure; with dropout on no fwd+bwd figure is published
+  for it, so the FA2 figure is the assumption for it too.
 
 **A tile's fixed cost** adds ``K_0`` K-steps to its K on Hopper and Blackwell (gemm_tile_cost).
 
@@ -97,6 +97,7 @@ from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
+from rlmcost.perf import blackwell_attention as _bw
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
 from rlmcost.perf.fp4_gemm import fp4_bytes, fp4_peak, quantize_s
 from rlmcost.perf.gemm_tile_cost import (
@@ -148,10 +149,8 @@ _FA2_H20 = (
     "FlashAttention-2's Hopper limits (mma.sync ceiling, softmax against the tensor rate; "
     "FlashAttention-3 §1, §3.1) do not bind: its flash figure"
 )
-_FA2_OWN = (
-    "FlashAttention-2 is this part's fused kernel (dropout inside it at the same speed): the "
-    "same efficiency (Blackwell: no FA2 figure published, the same assumed)"
-)
+_FA2_OWN = "FlashAttention-2 is this part's fused kernel (dropout inside it at its speed): the same"
+_BLACKWELL = frozenset({"b200", "gb200"})  # cuDNN / FA2 rates: perf.blackwell_attention
 
 
 @dataclass(frozen=True)
@@ -202,6 +201,8 @@ def _profile(
 ) -> AcceleratorProfile:
     hopper = name in _HOPPER  # FlashAttention-3's parts: FA2 runs well below it there
     fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
+    if name in _BLACKWELL:
+        fa2, fa2_src = _bw.BLACKWELL_FA2_EFFICIENCY, _bw.BLACKWELL_FA2_SOURCE
     if name == "h20":
         fa2_src = _FA2_H20
     k0, k0_src = GEMM_K_OVERHEAD.get(name, (0, K0_NONE))  # Hopper's and Blackwell's fits
@@ -232,6 +233,7 @@ _GB200_GEMM = (  # its own burst MAMF (ml-engineering@68cd2e5), not B200's susta
     1822.0 / 2500 * _BURST_TO_SUSTAINED,
     f"{_MLE}/README.md MAMF v2 GB200 SXM 1822.0/2500 x sustained/burst {_BURST_TO_SUSTAINED}",
 )
+_BLACKWELL_FA = (_bw.BLACKWELL_FLASH_EFFICIENCY, _bw.BLACKWELL_FLASH_SOURCE)
 _CDNA3 = "AMD CDNA 3 white paper: 304 CUs"
 _AMD_FA = "assumption: 2/3 of the GEMM efficiency (no published fwd+bwd figure used)"
 _AMD_HBM = "assumption: 0.8 of the datasheet bandwidth"
@@ -253,8 +255,7 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
         _profile("h800", 132, _H100_SMS, _H200_GEMM[0], _H200_GEMM[1] + " (same die)", 0.55,
                  _FA3),
         _profile("b200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
-                 1455.7 / 2250, f"{_SUSTAINED}: B200 1455.7/2250", 0.55,
-                 f"{_FA3} (carried to Blackwell)"),
+                 1455.7 / 2250, f"{_SUSTAINED}: B200 1455.7/2250", *_BLACKWELL_FA),
         _profile("mi300x", 304, _CDNA3, 668.4 / 1300,
                  f"{_MLE}/README.md MAMF v2 MI300X 668.4/1300 (power-capped: sustained)",
                  0.34, _AMD_FA, 0.8, _AMD_HBM),
@@ -270,7 +271,7 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
                  "TFLOP/s peak is compute-capped, so GEMMs run nearer it)", 0.55,
                  f"{_FA3} (carried to H20)", H20_STREAM_EFFICIENCY, H20_STREAM_SOURCE),
         _profile("gb200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
-                 *_GB200_GEMM, 0.55, f"{_FA3} (carried to Blackwell)"),
+                 *_GB200_GEMM, *_BLACKWELL_FA),
         _profile("l40s", 142, "NVIDIA Ada Lovelace architecture whitepaper: 142 SMs (L40S)",
                  *_A100_GEMM, 0.60, f"{_FA2} (carried to Ada: assumption)",
                  0.85, "assumption: GDDR6 streams at ~85 % of its datasheet bandwidth"),
