@@ -177,6 +177,14 @@ def test_validation_table_meets_its_bounds():
         # perf.fp8_train.MXFP8_GEMM_RATIO, and Blackwell's cuDNN attention rate,
         # perf.blackwell_attention), Qwen3-30B-A3B GB200 FP8-MX +46.3 %: mean 18.2 %, max 46.3 %
         "megatron_bridge": (0.22, 0.48),
+        # Megatron-Bridge 26.08 MXFP8 on DGX-GB200 (performance-summary.md @067f987df, recipes
+        # perf_recipes/*/gb200/ @5796c06a1; tests/test_validate_bridge_2608_rows.py):
+        # DeepSeek-V3 with one MTP depth -7.5 %, GPT-OSS 120B +18.6 %, Qwen3-30B-A3B -9.8 %,
+        # Qwen3-235B-A22B -8.2 % (the four under a full-iteration CUDA graph: no MoE host
+        # floor), Nemotron 3.5 Lightning +28.6 %, Nemotron 3 Super +19.7 % (two repeated MTP
+        # depths each): mean 15.4 %, max 28.6 % (14.8 / 29.4 % before Blackwell's cuDNN
+        # attention rate, perf.blackwell_attention)
+        "megatron_bridge_2608": (0.16, 0.30),
         "nemo_automodel": (0.10, 0.14),
         "llm_foundry_h100": (0.24, 0.43),
         "llm_foundry_a100": (0.07, 0.115),  # 30b -10.9 -> -11.0 % (perf.train_metrics)

@@ -186,8 +186,8 @@ def test_validate_command():
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     sources = {"narayanan2021", "korthikanti2022", "smith2022", "nemo_automodel", "megatron_bridge",
-               "megatron_core_h100", "llm_foundry_h100", "llm_foundry_a100", "torchtitan_h100",
-               "megatron_moe_modelzoo", "pai_megatron_patch"}
+               "megatron_bridge_2608", "megatron_core_h100", "llm_foundry_h100", "llm_foundry_a100",
+               "torchtitan_h100", "megatron_moe_modelzoo", "pai_megatron_patch"}
     assert {r["source"] for r in out["rows"]} == sources
     for r in out["rows"]:
         assert r["error"] == pytest.approx(r["predicted"] / r["published"] - 1)

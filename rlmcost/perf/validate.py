@@ -9,7 +9,11 @@ efficiency profile of its accelerator (its pre-FlashAttention-3 slot holding the
 own metric with the source's own FLOP formula, so that predicted and published numbers are the
 same quantity (a row's ``options.fp8`` names Transformer Engine's FP8 recipe of its Linear layers,
 :mod:`~rlmcost.perf.fp8_train`, as ``rlmcost train --train-fp8``; its ``dtype`` stays bf16, the
-attention's and activations'):
+attention's and activations'; ``options.mtp_layers`` / ``mtp_repeated`` / ``mtp_detach_heads`` the
+multi-token prediction depths the run trains, :mod:`~rlmcost.perf.mtp_pass`, as ``rlmcost train
+--mtp-layers``; ``options.moe_layer_host_s`` the MoE layers' host floor,
+:mod:`~rlmcost.perf.moe_host`'s measured figure unless the row says otherwise, 0 for a run whose
+whole forward-backward is one CUDA graph, Megatron-core's ``cuda_graph_impl`` "full_iteration"):
 
 * ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
@@ -51,6 +55,7 @@ from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.megatron_flops import megatron_train_flops
+from rlmcost.perf.moe_host import MOE_LAYER_HOST_S
 from rlmcost.perf.selective_ac import SelectiveRecompute
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
@@ -261,6 +266,10 @@ def predict_row(row: dict[str, Any]) -> Row:
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
         moe_permute_fusion=o.get("moe_permute_fusion", True),
         fp8=_fp8_recipe(o),  # TE's FP8 Linear layers (perf.fp8_train); None: bf16
+        mtp_layers=int(o.get("mtp_layers", 0)),  # Megatron-core's MTP depths (perf.mtp_pass)
+        mtp_detach_heads=o.get("mtp_detach_heads", False),
+        mtp_repeated=o.get("mtp_repeated", False),
+        moe_layer_host_s=float(o.get("moe_layer_host_s", MOE_LAYER_HOST_S.value)),
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
