@@ -99,15 +99,16 @@ def stage_dense_moe(n_layers: int, n_dense: int, layout: Layout) -> list[tuple[i
 
 def layout_note(layout: Layout) -> str:
     """The layout string's part of the split note: the string, each rank's layers per
-    virtual stage, and that its MTP layers (``m``) are not priced; '' without a string."""
+    virtual stage, and that its MTP layers (``m``) place nothing (``--mtp-layers`` prices the
+    block, :mod:`rlmcost.perf.mtp_pass`); '' without a string."""
     if layout.pp_layout is None:
         return ""
     lay = _parse(layout.pp_layout, layout.pp)
     chunks = lay.chunk_layers()
     shown = f", per virtual stage {chunks}" if lay.virtual_stages > 1 else ""
     mtp = lay.positions("m")
-    mtp_note = (f"; its {len(mtp)} MTP layer(s) 'm' (rank {mtp[0][0]}) not priced: rlmcost "
-                "trains no MTP block") if mtp else ""  # fmt: skip
+    mtp_note = (f"; its {len(mtp)} MTP layer(s) 'm' (rank {mtp[0][0]}) place nothing: "
+                "--mtp-layers prices the MTP block, on the last stage") if mtp else ""  # fmt: skip
     return f" (--pp-layout '{layout.pp_layout:.80}'{shown}{mtp_note})"
 
 

@@ -18,8 +18,9 @@ pipeline_parallel_layer_layout.py`` (``PipelineParallelLayerLayout``: ``parse_st
 - Checks (``validate_layer_layout``): the first layer of the flattened list is the embedding,
   the last the loss, each exactly once; as many ``t`` as the model has layers; no ``t`` after
   an ``m``; ``m`` only in a rank's last virtual stage, all of them in one stage. Megatron also
-  matches the ``m`` count to ``mtp_num_layers``: rlmcost trains no MTP block (its trainer
-  models leave it out), so ``m`` places nothing here and its count is not checked (stated).
+  matches the ``m`` count to ``mtp_num_layers``: ``m`` places nothing here (the MTP block is
+  ``--mtp-layers``, priced on the last stage: :mod:`rlmcost.perf.mtp_pass`), its count not
+  checked (stated).
 - Where the embedding and loss run does not follow ``E`` / ``L``: ``GPTModel`` builds them on
   the first rank's first and the last rank's last virtual stage (``pre_process`` /
   ``post_process``), the markers only have to stand first and last.
