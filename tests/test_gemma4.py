@@ -154,3 +154,22 @@ def test_multimodal_config_loads_its_language_model():
     spec = spec_from_config(cfg, name="gemma-4-31b")
     assert spec.arch() == G31
     assert any("vision" in n for n in spec.notes)
+
+
+def test_nemo_rl_v2_worker_runs_automodels_gemma4_class_for_the_moe_only():
+    # NeMo Automodel @24b47e85 registers Gemma4ForConditionalGeneration (gemma4_moe/model.py,
+    # an MoEFSDPSyncMixin): expert parallelism is accepted for the 26B-A4B; the dense 31B keeps
+    # transformers' layers ("Dense Gemma4 - keep vanilla HF model"), checkpointed as theirs
+    from pathlib import Path
+
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    ep16 = Path(__file__).parent / "data" / "frameworks" / \
+        "nemo_rl_qwen3.5-35ba3b-automodel-ep16.yaml"  # fmt: skip
+    q = import_nemo_rl(ep16, ["policy.model_name=google/gemma-4-26B-A4B-it"], 2048)
+    assert dict(q.flags)["--ep"] == 16 and "--recompute-early-stop" in dict(q.flags)
+    assert any("8 of 128 experts" in n for n in q.notes)
+    q = import_nemo_rl(ep16, ["policy.model_name=google/gemma-4-31B-it",
+                              "policy.dtensor_cfg.expert_parallel_size=1"], 2048)  # fmt: skip
+    assert "--no-recompute-early-stop" in dict(q.flags)
+    assert any("keeps transformers' dense layers" in n for n in q.notes)

@@ -127,6 +127,8 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     heads = [a.n_heads] if replicates_kv(a, tp // att) else [a.n_heads, a.n_kv_heads]
     if any(h % (tp // att) for h in heads):  # the heads over the attention TP ranks
         return False
+    if a.fullshape and a.full_kv_heads % (tp // att) and (tp // att) % a.full_kv_heads:
+        return False  # Gemma 4's full layers: their KV heads split or replicated
     widths = []
     if not a.moe or a.first_dense_layers:
         widths.append(a.d_ff)

@@ -152,7 +152,7 @@ def check_layout(
             f"{what} must divide heads={h} and kv heads={h_kv}; {why}"
             f"try one of {_show(_common_divisors(h, h_kv))}"
         )
-    full_kv = int(arch.full_kv_heads) if arch.has_full_shape else h_kv  # Gemma 4's full layers
+    full_kv = int(arch.full_kv_heads) if int(arch.full_head_dim) else h_kv  # Gemma 4's full ones
     if full_kv % tp and tp % full_kv:
         raise SpecError(f"{what_tp(tp, layout)} must divide the full-attention layers' kv "
                         f"heads={full_kv} or be a multiple of them; try one of "
