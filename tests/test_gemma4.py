@@ -173,3 +173,35 @@ def test_nemo_rl_v2_worker_runs_automodels_gemma4_class_for_the_moe_only():
                               "policy.dtensor_cfg.expert_parallel_size=1"], 2048)  # fmt: skip
     assert "--no-recompute-early-stop" in dict(q.flags)
     assert any("keeps transformers' dense layers" in n for n in q.notes)
+
+
+@pytest.mark.parametrize("arch", [G31, G26], ids=["31b", "26b-a4b"])
+def test_training_flop_formula_equals_the_symbolic_count(arch):
+    # perf.train_step.model_flops_train (the step model's FLOPs, numeric) against
+    # blocks.work_train with full attention: the full layers' shapes in both
+    from rlmcost.perf.train_step import model_flops_train
+
+    assert model_flops_train(arch, 3, 1500) == int(bl.work_train(arch, 3, 1500, AttnCounting.FULL))
+
+
+def test_the_step_models_attention_follows_each_kind():
+    # one micro-batch of one 4096-token sequence through the layers: the step model's FLOPs
+    # (GEMMs 6 m n k, attention 3 x forward over the causal pairs), its sliding and full
+    # layers priced as two kinds (perf.step_pass.stage_pass), equal the causal count of
+    # blocks.work_train for the layers alone (no head: the last stage adds it)
+    from dataclasses import replace
+
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.step_options import StepOptions
+    from rlmcost.perf.step_pass import StepContext, _layer
+    from rlmcost.specs import get_hardware
+    from rlmcost.specs.workload import Workload
+
+    s, hw = 4096, get_hardware("h100-sxm")
+    c = StepContext(arch=G31, layout=Layout(), seq=s, micro_batch=1, tokens=s, positions=s,
+                    device=Device(hw), options=StepOptions(), workload=Workload(),
+                    gpus_per_node=hw.gpus_per_node)  # fmt: skip
+    flops = sum(n * _layer(replace(c, arch=kind), False).flops
+                for kind, n in layer_kinds(G31, 60))  # fmt: skip
+    body = bl.work_train(G31, 1, s, AttnCounting.CAUSAL) - 3 * s * bl.work_head_per_token(G31)
+    assert flops == int(body)
