@@ -77,6 +77,13 @@ class Arch:
     # attends to itself and the W - 1 positions before it; off when sliding_window is None.
     sliding_window: Size | None = None  # W, keys one query attends to in a sliding layer
     full_attention_layers: Size = 0  # with a window: layers that attend to every position
+    # Gemma 4's full-attention layers have their own head width and KV heads (transformers
+    # ``Gemma4TextConfig.per_layer_config``: global_head_dim, num_global_key_value_heads);
+    # both 0 = the full layers are shaped as the others. With full_k_eq_v their keys'
+    # projection is also their values' (``attention_k_eq_v``: no v_proj; both still cached).
+    full_head_dim: Size = 0  # d_h of a full-attention layer (with full_kv_heads)
+    full_kv_heads: Size = 0  # h_kv of a full-attention layer
+    full_k_eq_v: bool = False  # a full-attention layer has no v_proj
     # Parameters outside the decoder stack that no text token passes through: the vision tower
     # of Qwen2-VL / Qwen2.5-VL (rlmcost.specs.hf_vision). Held in memory, not in token FLOPs.
     encoder_params: Size = 0
@@ -273,6 +280,19 @@ class Arch:
             self.linear_value_heads * self.linear_key_head_dim * self.linear_value_head_dim
             + (self.linear_conv_kernel - 1) * self.linear_conv_width
         )
+
+    @property
+    def has_full_shape(self) -> bool:
+        """The full-attention layers have a head width and KV heads of their own (Gemma 4)."""
+        return not is_zero(self.full_head_dim)
+
+    def full_view(self) -> Arch:
+        """One full-attention layer's shape as an ``Arch`` (its head width and KV heads), for
+        the per-layer counts; ``self`` when the full layers are shaped as the others."""
+        if not self.has_full_shape:
+            return self
+        return self.with_(head_dim=self.full_head_dim, n_kv_heads=self.full_kv_heads,
+                          full_head_dim=0, full_kv_heads=0)
 
     @property
     def q_width(self) -> Size:

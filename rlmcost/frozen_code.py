@@ -1249,6 +1249,70 @@ def _m80():
  return __hash__
 
 
+def _m81(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_n39__, __dataclass_n40__, __dataclass_n41__, __dataclass_n42__, __dataclass_n43__, __dataclass_n44__, __dataclass_n45__, __dataclass_n46__, __dataclass_n47__, __dataclass_n48__, __dataclass_n49__, __dataclass_n50__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__, __dataclass_d39__, __dataclass_d40__, __dataclass_d41__, __dataclass_d42__, __dataclass_d43__, __dataclass_d44__, __dataclass_d45__, __dataclass_d46__, __dataclass_d47__, __dataclass_d48__, __dataclass_d49__, __dataclass_d50__):
+ def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25,a26,a27,a28,a29,a30,a31,a32,a33,a34,a35,a36,a37,a38,a39,a40,a41,a42,a43,a44,a45,a46,a47,a48,a49,a50):
+  __dataclass_setattr__(s,__dataclass_n0__,a0)
+  __dataclass_setattr__(s,__dataclass_n1__,a1)
+  __dataclass_setattr__(s,__dataclass_n2__,a2)
+  __dataclass_setattr__(s,__dataclass_n3__,a3)
+  __dataclass_setattr__(s,__dataclass_n4__,a4)
+  __dataclass_setattr__(s,__dataclass_n5__,a5)
+  __dataclass_setattr__(s,__dataclass_n6__,a6)
+  __dataclass_setattr__(s,__dataclass_n7__,a7)
+  __dataclass_setattr__(s,__dataclass_n8__,a8)
+  __dataclass_setattr__(s,__dataclass_n9__,a9)
+  __dataclass_setattr__(s,__dataclass_n10__,a10)
+  __dataclass_setattr__(s,__dataclass_n11__,a11)
+  __dataclass_setattr__(s,__dataclass_n12__,a12)
+  __dataclass_setattr__(s,__dataclass_n13__,a13)
+  __dataclass_setattr__(s,__dataclass_n14__,a14)
+  __dataclass_setattr__(s,__dataclass_n15__,a15)
+  __dataclass_setattr__(s,__dataclass_n16__,a16)
+  __dataclass_setattr__(s,__dataclass_n17__,a17)
+  __dataclass_setattr__(s,__dataclass_n18__,a18)
+  __dataclass_setattr__(s,__dataclass_n19__,a19)
+  __dataclass_setattr__(s,__dataclass_n20__,a20)
+  __dataclass_setattr__(s,__dataclass_n21__,a21)
+  __dataclass_setattr__(s,__dataclass_n22__,a22)
+  __dataclass_setattr__(s,__dataclass_n23__,a23)
+  __dataclass_setattr__(s,__dataclass_n24__,a24)
+  __dataclass_setattr__(s,__dataclass_n25__,a25)
+  __dataclass_setattr__(s,__dataclass_n26__,a26)
+  __dataclass_setattr__(s,__dataclass_n27__,a27)
+  __dataclass_setattr__(s,__dataclass_n28__,a28)
+  __dataclass_setattr__(s,__dataclass_n29__,a29)
+  __dataclass_setattr__(s,__dataclass_n30__,a30)
+  __dataclass_setattr__(s,__dataclass_n31__,a31)
+  __dataclass_setattr__(s,__dataclass_n32__,a32)
+  __dataclass_setattr__(s,__dataclass_n33__,a33)
+  __dataclass_setattr__(s,__dataclass_n34__,a34)
+  __dataclass_setattr__(s,__dataclass_n35__,a35)
+  __dataclass_setattr__(s,__dataclass_n36__,a36)
+  __dataclass_setattr__(s,__dataclass_n37__,a37)
+  __dataclass_setattr__(s,__dataclass_n38__,a38)
+  __dataclass_setattr__(s,__dataclass_n39__,a39)
+  __dataclass_setattr__(s,__dataclass_n40__,a40)
+  __dataclass_setattr__(s,__dataclass_n41__,a41)
+  __dataclass_setattr__(s,__dataclass_n42__,a42)
+  __dataclass_setattr__(s,__dataclass_n43__,a43)
+  __dataclass_setattr__(s,__dataclass_n44__,a44)
+  __dataclass_setattr__(s,__dataclass_n45__,a45)
+  __dataclass_setattr__(s,__dataclass_n46__,a46)
+  __dataclass_setattr__(s,__dataclass_n47__,a47)
+  __dataclass_setattr__(s,__dataclass_n48__,a48)
+  __dataclass_setattr__(s,__dataclass_n49__,a49)
+  __dataclass_setattr__(s,__dataclass_n50__,a50)
+ return __init__
+
+
+def _m82():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,self.__dataclass_f41__,self.__dataclass_f42__,self.__dataclass_f43__,self.__dataclass_f44__,self.__dataclass_f45__,self.__dataclass_f46__,self.__dataclass_f47__,self.__dataclass_f48__,self.__dataclass_f49__,self.__dataclass_f50__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,other.__dataclass_f26__,other.__dataclass_f27__,other.__dataclass_f28__,other.__dataclass_f29__,other.__dataclass_f30__,other.__dataclass_f31__,other.__dataclass_f32__,other.__dataclass_f33__,other.__dataclass_f34__,other.__dataclass_f35__,other.__dataclass_f36__,other.__dataclass_f37__,other.__dataclass_f38__,other.__dataclass_f39__,other.__dataclass_f40__,other.__dataclass_f41__,other.__dataclass_f42__,other.__dataclass_f43__,other.__dataclass_f44__,other.__dataclass_f45__,other.__dataclass_f46__,other.__dataclass_f47__,other.__dataclass_f48__,other.__dataclass_f49__,other.__dataclass_f50__,)
+  return NotImplemented
+ return __eq__
+
+
 MAKERS = {
     ('__init__', ('arg', 'arg'), False): _m0,
     ('__init__', ('arg', 'arg', 'arg'), False): _m1,
@@ -1331,4 +1395,6 @@ MAKERS = {
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg'), True): _m78,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m79,
     ('__hash__', 47): _m80,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m81,
+    ('__eq__', 51): _m82,
 }

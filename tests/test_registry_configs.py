@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from test_dsa import GLM5_CONFIG  # tests/ is on sys.path under pytest
+from test_gemma4 import GEMMA4_CONFIGS
 from test_latent_moe import SUPER
 from test_launcher_models import LAUNCHER_CONFIGS
 from test_nemo_rl_models import NEMO_RL_CONFIGS
@@ -447,6 +448,8 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     **LAUNCHER_CONFIGS,
     # models NeMo RL's recipes name (sources in tests/test_nemo_rl_models.py)
     **NEMO_RL_CONFIGS,
+    # Gemma 4's text_config (sources in rlmcost/specs/data/models.json, tests/test_gemma4.py)
+    **GEMMA4_CONFIGS,
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -533,6 +536,9 @@ def test_parameter_count_equals_transformers(name):
         expected -= gpt_oss_uncounted(a.n_layers, a.d_model, a.n_heads, a.n_experts, a.d_expert)
         assert any(f"{_transformers_params(PUBLIC_CONFIGS[name]) - expected:,}" in n
                    for n in spec.notes)  # fmt: skip
+    if spec.model_type == "gemma4" and spec.n_experts:  # Gemma4TextRouter.per_expert_scale
+        expected -= spec.n_layers * spec.n_experts
+        assert any(f"{spec.n_layers * spec.n_experts:,} parameters" in n for n in spec.notes)
     assert int(bl.params(spec.arch())) == expected
 
 
@@ -547,7 +553,7 @@ def test_every_supported_model_type_is_exercised():
     # the vision-language and hybrid types are exercised in tests/test_model_types.py
     types = {c["model_type"] for c in PUBLIC_CONFIGS.values()}
     types |= {"gemma3", "qwen2_vl", "qwen2_5_vl", "qwen3_5_text", "qwen3_5_moe_text",
-              "mistral3"}  # mistral3: tests/test_nemo_rl_models.py
+              "mistral3", "gemma4"}  # mistral3: tests/test_nemo_rl_models.py; gemma4: test_gemma4
     assert set(SUPPORTED) <= types
 
 

@@ -165,6 +165,37 @@ def attention_flops_per_pair(arch: Arch) -> sp.Expr:
     return sp.sympify(4 * arch.q_width)
 
 
+def full_weights_delta(arch: Arch) -> Expr:
+    """Weight elements one token multiplies in a full-attention layer's projections beyond a
+    sliding one's: Gemma 4's full layers have heads of ``full_head_dim`` and ``full_kv_heads``
+    KV heads, and with ``full_k_eq_v`` no v_proj (transformers ``Gemma4TextAttention``:
+    ``v_proj`` is None where ``attention_k_eq_v`` and the layer is not sliding). 0 when the
+    full layers are shaped as the others."""
+    if arch.is_mla or not (arch.has_full_shape or arch.full_k_eq_v):
+        return 0
+    full = arch.full_view()
+    no_v = arch.d_model * full.kv_width if arch.full_k_eq_v else 0
+    return sp.expand(_attention_weights_per_token(full) - no_v - _attention_weights_per_token(arch))
+
+
+def full_pair_delta(arch: Arch) -> Expr:
+    """FLOPs of one query-key pair in a full-attention layer beyond a sliding one's:
+    4 h (d_full - d_h) (Gemma 4's 512-wide global heads against 256); 0 otherwise."""
+    if arch.is_mla or not arch.has_full_shape:
+        return 0
+    return sp.expand(attention_flops_per_pair(arch.full_view()) - attention_flops_per_pair(arch))
+
+
+def full_cache_delta(arch: Arch) -> Expr:
+    """Elements a full-attention layer caches per position beyond a sliding one's:
+    2 (h_kv,full d_full - h_kv d_h). With ``full_k_eq_v`` keys and values are still both
+    cached (transformers' ``cache.update`` takes both; vLLM's Gemma 4 attention writes a key
+    and a value cache). 0 when the full layers are shaped as the others."""
+    if arch.is_mla or not arch.has_full_shape:
+        return 0
+    return sp.expand(arch.full_view().kv_cache_width - arch.kv_cache_width)
+
+
 def attention_flops_per_key_absorbed(arch: Arch) -> sp.Expr:
     """Decode FLOPs per cached position and layer of absorbed MLA, all heads.
 

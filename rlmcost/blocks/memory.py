@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.arch import Arch
-from rlmcost.blocks.attention import Expr, _kv_latent
+from rlmcost.blocks.attention import Expr, _kv_latent, full_cache_delta
 from rlmcost.blocks.params import params
 from rlmcost.blocks.window import cached_positions
 from rlmcost.choices import Dtype, Head
@@ -36,6 +36,7 @@ def memory_kv_cache(arch: Arch, tokens: Expr, seqs: Expr = 1) -> sp.Expr:
     states), counted here in the cache's dtype.
     """
     kv = arch.kv_cache_width * cached_positions(arch, tokens)
+    kv += full_cache_delta(arch) * arch.n_full_layers * tokens  # Gemma 4's full layers
     # linear-attention layers keep a fixed state per sequence, whatever its length
     return sp.expand((kv + arch.n_linear_layers * arch.linear_state_width) * seqs)
 

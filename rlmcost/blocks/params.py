@@ -37,6 +37,19 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
     return sp.sympify(p)
 
 
+def params_full_attention_delta(arch: Arch) -> sp.Expr:
+    """Parameters a full-attention layer's attention block holds beyond a sliding one's
+    (Gemma 4: its own head width and KV heads, q/k norms of that width, no v_proj with
+    ``full_k_eq_v``; transformers ``Gemma4TextAttention``); 0 otherwise."""
+    if arch.is_mla or not (arch.has_full_shape or arch.full_k_eq_v):
+        return sp.Integer(0)
+    full = arch.full_view()
+    p = params_attention_per_layer(full) - params_attention_per_layer(arch)
+    if arch.full_k_eq_v:  # no v_proj (nor its bias)
+        p -= arch.d_model * full.kv_width + (full.kv_width if arch.qkv_bias else 0)
+    return sp.expand(p)
+
+
 def params_linear_attention_per_layer(arch: Arch) -> sp.Expr:
     """Parameters of one Gated DeltaNet token mixer (transformers ``Qwen3NextGatedDeltaNet``):
     its projections (:func:`~rlmcost.blocks.attention.linear_attention_weights_per_token`),
@@ -186,6 +199,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     body = arch.n_dense_layers * params_layer_dense(arch)
     if arch.is_moe:
         body += arch.n_moe_layers * params_layer_moe(arch)
+    # full-attention layers shaped their own way (Gemma 4)
+    body += arch.n_full_layers * params_full_attention_delta(arch)
     # linear-attention layers: a Gated DeltaNet in place of the attention block
     body += arch.n_linear_layers * params_linear_mixer_delta(arch)
     # layers of one kind each (Nemotron-H): some hold a mixer and no FFN

@@ -113,6 +113,23 @@ def attended_pairs(arch: Arch, seq: Expr, counting: AttnCounting) -> sp.Expr:
     return sp.sympify(arch.n_full_layers * _pairs(seq, counting) + arch.n_sliding_layers * sliding)
 
 
+def full_keys(arch: Arch, context: Expr) -> sp.Expr:
+    """Keys one query at ``context`` attends to in the full-attention layers alone:
+    n_full c (the layers whose own head width Gemma 4 sets, ``Arch.full_head_dim``)."""
+    return sp.sympify(arch.n_full_layers * context)
+
+
+def full_keys_sum(prompt: Expr, response: Expr) -> sp.Expr:
+    """sum_{t=1}^{T} (S + t) = T S + T (T + 1) / 2: one full layer's keys over a rollout's
+    T decode steps."""
+    return response * prompt + sp.sympify(response) * (response + 1) / 2
+
+
+def full_pairs(arch: Arch, seq: Expr, counting: AttnCounting) -> sp.Expr:
+    """Query-key pairs of one teacher-forced sequence in the full-attention layers alone."""
+    return sp.sympify(arch.n_full_layers * _pairs(seq, counting))
+
+
 def cached_positions(arch: Arch, tokens: Expr) -> sp.Expr:
     """Positions one sequence's KV cache holds after ``tokens`` tokens, summed over layers.
 

@@ -15,6 +15,8 @@ from rlmcost.blocks.attention import (
     _mla_kv_b_weights,
     attention_flops_per_key_absorbed,
     attention_flops_per_pair,
+    full_pair_delta,
+    full_weights_delta,
     linear_attention_core_flops_per_token,
     linear_attention_weights_per_token,
     linear_decode_saving_per_token,
@@ -24,7 +26,14 @@ from rlmcost.blocks.sparse import (
     indexer_work_per_token,
     indexer_work_rollout_decode,
 )
-from rlmcost.blocks.window import attended_keys, attended_keys_sum, attended_pairs
+from rlmcost.blocks.window import (
+    attended_keys,
+    attended_keys_sum,
+    attended_pairs,
+    full_keys,
+    full_keys_sum,
+    full_pairs,
+)
 from rlmcost.choices import AttnCounting, Head, MlaDecode
 
 
@@ -65,6 +74,7 @@ def work_linear_per_token(arch: Arch) -> sp.Expr:
     grow with the context, so it sits here and not in the attention term.
     """
     attn = arch.n_softmax_layers * _attention_weights_per_token(arch)
+    attn += arch.n_full_layers * full_weights_delta(arch)  # Gemma 4's full layers
     linear = arch.n_linear_layers * linear_attention_weights_per_token(arch)
     core = arch.n_linear_layers * linear_attention_core_flops_per_token(arch)
     return sp.expand(2 * (attn + linear + _matmul_weights_ffn_per_token(arch)) + core)
@@ -76,9 +86,12 @@ def work_attention_per_token(arch: Arch, context: Expr) -> sp.Expr:
     Scores q.k (2 d_h per key and head) plus the weighted sum of values (2 d_h per key and
     head): 4 h d_h context per layer. Queries count for all h heads under GQA/MQA. MLA
     (expanded form): 2 h (d_nope + d_rope + d_v) context per layer. A sliding layer of window
-    W sees min(context, W) keys (:func:`~rlmcost.blocks.window.attended_keys`).
+    W sees min(context, W) keys (:func:`~rlmcost.blocks.window.attended_keys`). Full layers
+    of their own head width (Gemma 4) add 4 h (d_full - d_h) per key they attend
+    (:func:`~rlmcost.blocks.attention.full_pair_delta`).
     """
-    return sp.expand(attention_flops_per_pair(arch) * attended_keys(arch, context))
+    full = full_pair_delta(arch) * full_keys(arch, context)
+    return sp.expand(attention_flops_per_pair(arch) * attended_keys(arch, context) + full)
 
 
 def work_head_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
@@ -133,6 +146,7 @@ def work_forward(
     """
     per_token = work_linear_per_token(arch) + work_head_per_token(arch, head)
     attn = attention_flops_per_pair(arch) * attended_pairs(arch, seq, counting)
+    attn += full_pair_delta(arch) * full_pairs(arch, seq, counting)  # Gemma 4's full layers
     indexer = indexer_work_forward(arch, seqs, seq, counting)  # DSA (blocks.sparse)
     return sp.expand(seqs * (seq * per_token + attn) + indexer)
 
@@ -173,6 +187,7 @@ def work_prefill(
     prefill is the expanded form (engines prefill that way too).
     """
     attn = attention_flops_per_pair(arch) * attended_pairs(arch, prompt, counting)
+    attn += full_pair_delta(arch) * full_pairs(arch, prompt, counting)  # Gemma 4's full layers
     indexer = indexer_work_forward(arch, seqs, prompt, counting)  # DSA (blocks.sparse)
     return sp.expand(
         seqs * (prompt * work_linear_per_token(arch) + attn + work_head_per_token(arch)) + indexer
@@ -252,6 +267,7 @@ def work_rollout(
         return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
     per_token -= arch.n_linear_layers * linear_decode_saving_per_token(arch)  # Mamba-2 decode
     decode_sum = response * per_token + 4 * arch.q_width * keys
+    decode_sum += full_pair_delta(arch) * arch.n_full_layers * full_keys_sum(prompt, response)
     return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
 
 

@@ -81,6 +81,7 @@ def _convert(arch: Any) -> ArchNumbers:
     values["qlora"] = int(mla and _read(arch, "q_lora_rank") is not None)
     values["swa"] = int(_read(arch, "sliding_window") is not None)
     values["dsa"] = int(mla and _read(arch, "index_topk") is not None)
+    values["fullshape"] = int(values["full_head_dim"] != 0)
     missing = set(ArchNumbers._fields) - set(values)
     if missing or set(values) - set(ArchNumbers._fields) - set(STRUCTURAL):
         raise RuntimeError(f"ArchNumbers fields out of step with Arch: {sorted(missing)}")
@@ -98,7 +99,8 @@ def arch_numbers(arch: Any) -> ArchNumbers:
     Flags: ``moe`` = (n_experts > 0), ``shared`` = (a MoE with n_shared_experts > 0),
     ``latent`` = (a MoE with moe_latent > 0), ``mla``
     = (kv_lora_rank given), ``qlora`` = (an MLA model with q_lora_rank given), ``swa`` =
-    (sliding_window given), ``dsa`` = (an MLA model with index_topk given), one flag per bool
+    (sliding_window given), ``dsa`` = (an MLA model with index_topk given), ``fullshape`` =
+    (full_head_dim > 0: Gemma 4's full-attention layers shaped their own way), one flag per bool
     field, and ``<field>_<member>`` for each non-default member of an enum field
     (``ffn_kind_plain``, ``norm_layernorm``).
     """

@@ -41,6 +41,21 @@ __all__ = ["MemoryBreakdown", "Mode", "Dtypes", "layout_ok", "memory_per_rank", 
            "saved_bytes", "stage_layers"]  # fmt: skip
 
 
+def _full_kv_wider(a: g.ArchNumbers, tp: int) -> int:
+    """Elements a full-attention layer's TP shard caches per token beyond a sliding one's
+    (Gemma 4: its own head width and KV heads, one replicated head per rank past them, as
+    ``shard.tp_shard`` holds them); 0 when the full layers are shaped as the others."""
+    if not a.fullshape:
+        return 0
+    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
+                      full_kv_heads=0, fullshape=0)  # fmt: skip
+    def one(b: g.ArchNumbers) -> int:  # one replicated KV head per rank past the heads
+        return int(g.kv_cache_per_token_layer(b._replace(n_kv_heads=tp) if replicates_kv(b, tp)
+                                              else b, tp))  # fmt: skip
+
+    return one(full) - one(a)
+
+
 def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
     """An inference engine with more TP ranks than KV heads (a multiple of them) holds one
     replicated KV head per rank (vLLM; ``parallel.shard.tp_shard``)."""
@@ -112,6 +127,8 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     heads = [a.n_heads] if replicates_kv(a, tp // att) else [a.n_heads, a.n_kv_heads]
     if any(h % (tp // att) for h in heads):  # the heads over the attention TP ranks
         return False
+    if a.fullshape and a.full_kv_heads % (tp // att) and (tp // att) % a.full_kv_heads:
+        return False  # Gemma 4's full layers: their KV heads split or replicated
     widths = []
     if not a.moe or a.first_dense_layers:
         widths.append(a.d_ff)
@@ -248,6 +265,7 @@ def memory_per_stage(
             buffer -= a.d_model * (1 - Fraction(1, tp))
         buffer_bytes = ceil(mb_tokens * buffer * dt.activation)
     kv_per_token_layer = g.kv_cache_per_token_layer(attn_a, attn_tp) * dt.kv
+    full_wider = _full_kv_wider(a, attn_tp) * dt.kv  # Gemma 4's full layers, per token and layer
 
     out = []
     layers = stage_layers(a, layout)
@@ -298,6 +316,8 @@ def memory_per_stage(
             num, den = SGLANG_SWA_FULL_TOKENS_RATIO  # SGLang's SWA pool, rounded up
             pos = (n - n_lin - n_sw - n_pool) * per_seq + n_sw * kept
             kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
+            kv += a.full_attention_layers * n // a.n_layers * per_seq * full_wider * per_shard \
+                if a.fullshape else 0  # fmt: skip
             kv = -(-kv // att)  # a rank's share of the requests under DP attention
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 rec = _recurrent(a, tp)

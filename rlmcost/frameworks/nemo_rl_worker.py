@@ -60,14 +60,21 @@ if TYPE_CHECKING:
 
 AUTOMODEL_CLASSES = frozenset({"qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "qwen3_next",
                                "gpt_oss", "glm4_moe_lite", "minimax_m2", "qwen3_5_moe",
-                               "qwen3_vl_moe", "nemotron_h"})  # fmt: skip
+                               "qwen3_vl_moe", "nemotron_h", "gemma4"})  # fmt: skip
 """The ``model_type`` of rlmcost's models whose NeMo RL v2 worker runs NeMo Automodel's own
 class (module docstring: registry and adapters at Automodel 92635e74 and 24b47e85). The last
 five are in the registry at 24b47e85 (NeMo RL @7ea279abf's pin; not at 92635e74):
 ``Glm4MoeLiteForCausalLM`` (its adapter is GLM-4-MoE's), ``MiniMaxM2ForCausalLM``,
 ``Qwen3_5MoeForConditionalGeneration``, ``Qwen3VLMoeForConditionalGeneration`` and
 ``NemotronHForCausalLM`` (components/models/nemotron_v3), each an ``MoEFSDPSyncMixin`` whose
-state-dict adapter has ``convert_single_tensor_to_hf``, so ``_maybe_set_force_hf`` keeps them."""
+state-dict adapter has ``convert_single_tensor_to_hf``, so ``_maybe_set_force_hf`` keeps them.
+Gemma 4 (``Gemma4ForConditionalGeneration``, components/models/gemma4_moe/model.py at 24b47e85;
+its package's adapter has ``convert_single_tensor_to_hf``) too, for the MoE 26B-A4B: the dense
+31B's class keeps transformers' layers ("Dense Gemma4 — keep vanilla HF model"), which
+Automodel's FSDP2 path checkpoints as a transformers model's (:data:`DENSE_AS_HF`)."""
+DENSE_AS_HF = {"gemma4": "NeMo Automodel's Gemma 4 class keeps transformers' dense layers "
+                         "(gemma4_moe/model.py @24b47e85)"}
+"""Automodel classes that run a dense checkpoint as transformers' model (no experts)."""
 
 V1_NOTE = ("policy.dtensor_cfg._v2 false (NeMo RL's code default): the DTensor v1 worker, "
            "each layer's modules checkpointed apart, non-reentrant (--module-ckpt; "
@@ -100,8 +107,8 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> tuple[bool, bool 
     v2 = r.flag(f"{c}._v2", False)
     forced = r.flag(f"{c}.automodel_kwargs.force_hf", False)
     model = str(dict(q.flags)["--model"])
-    mt = _model_type(model)
-    own = v2 and not forced and mt in AUTOMODEL_CLASSES
+    mt, moe = _model_type(model)
+    own = v2 and not forced and mt in AUTOMODEL_CLASSES and (moe or mt not in DENSE_AS_HF)
     kind = own if (own or forced or mt is not None) else None
     if own and r.integer(f"{c}.tensor_parallel_size", 1) > 1:
         raise SpecError(f"{r.where}: the DTensor v2 worker builds {model} from NeMo Automodel's "
@@ -128,17 +135,19 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> tuple[bool, bool 
     off = FORCED_HF.get(mt or "")
     why = ("automodel_kwargs.force_hf" if forced else
            f"NeMo RL's _maybe_set_force_hf turns Automodel's {off} class off" if off else
-           "NeMo Automodel has no class of its own")  # fmt: skip
+           DENSE_AS_HF.get(mt or "", "NeMo Automodel has no class of its own"))  # fmt: skip
     q.note(REENTRANT_NOTE.format(model=model, why=why))
     return v2, kind
 
 
-def _model_type(model: str) -> str | None:
+def _model_type(model: str) -> tuple[str | None, bool]:
     """The transformers ``model_type`` of ``model`` (a built-in name, Hugging Face id or
-    config.json), None where rlmcost cannot resolve it (the estimate then says so)."""
+    config.json), None where rlmcost cannot resolve it (the estimate then says so), and
+    whether it has routed experts."""
     from rlmcost.specs.registry import get_model
 
     try:
-        return get_model(model).model_type
+        spec = get_model(model)
     except SpecError:
-        return None
+        return None, False
+    return spec.model_type, spec.is_moe

@@ -283,6 +283,10 @@ def memory_per_stage(
                 num, den = SGLANG_SWA_FULL_TOKENS_RATIO
                 positions += -(-(n_pool * per_seq * num) // den)
             kv = positions * int(sh.kv_cache_width) * share.sequences * workload.kv_dtype.bytes
+            if sh.has_full_shape:  # Gemma 4's full layers cache their own width, all positions
+                wider = int(sh.full_view().kv_cache_width) - int(sh.kv_cache_width)
+                n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
+                kv += n_full * per_seq * wider * share.sequences * workload.kv_dtype.bytes
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 conv = int(sh.linear_state_width) - _recurrent_width(sh)
                 kv += n_lin * share.sequences * (

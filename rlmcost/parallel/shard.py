@@ -82,14 +82,10 @@ def _shard(arch: Arch, tp: Size) -> Arch:
     """:func:`tp_shard` for ``tp`` > 1, kept per model and degree (``rlmcost.memo``: the
     passes and engines of a query's deployments shard the same few models the same few ways,
     and a new ``Arch`` walks its forty fields)."""
-    kv = arch.n_kv_heads
-    if isinstance(kv, int) and isinstance(tp, int) and tp > kv and tp % kv == 0:
-        kv_heads: Size = 1  # an engine replicates the KV heads: one per rank (vLLM)
-    else:
-        kv_heads = split(kv, tp)
     return arch.with_(
         n_heads=split(arch.n_heads, tp),
-        n_kv_heads=kv_heads,
+        n_kv_heads=_kv_split(arch.n_kv_heads, tp),
+        full_kv_heads=_kv_split(arch.full_kv_heads, tp) if arch.has_full_shape else 0,
         d_ff=split(arch.d_ff, tp),
         d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
         d_shared_expert=split(arch.d_shared_expert, tp),
@@ -97,6 +93,14 @@ def _shard(arch: Arch, tp: Size) -> Arch:
         linear_key_heads=split(arch.linear_key_heads, tp, LINEAR_HEADS),  # Gated DeltaNet's too
         linear_value_heads=split(arch.linear_value_heads, tp, "{x} linear-attention value heads"),
     )
+
+
+def _kv_split(kv: Size, tp: Size) -> Size:
+    """KV heads per rank: kv / tp, or one (replicated) with more ranks than heads (an engine:
+    vLLM replicates them; Gemma 4's full layers, 4 or 2 heads, under TP 8)."""
+    if isinstance(kv, int) and isinstance(tp, int) and tp > kv and tp % kv == 0:
+        return 1
+    return split(kv, tp)
 
 
 _tp_shard = memoized()(_shard)

@@ -51,6 +51,12 @@ at d98e8a64dd) all-gathers ``mixed_qkv`` over the TP group when ``num_query_grou
 (:func:`rlmcost.parallel.comm.qkv_gather_elements_per_token`)."""
 
 
+def what_tp(tp: int, layout: Layout) -> str:
+    """``tp=N``, or the attention TP of SGLang's data-parallel attention."""
+    return f"tp={tp}" if tp == layout.tp else \
+        f"attention tp={tp} (tp {layout.tp} / data-parallel attention {layout.attention_dp})"
+
+
 def kv_subsharded(arch: Arch, tp: int) -> bool:
     """Whether a Megatron-core trainer at TP ``tp`` sub-shards the QKV activations of
     ``arch`` (:data:`KV_SUBSHARD_COMMIT`): more TP ranks than KV heads, a multiple of them.
@@ -146,6 +152,11 @@ def check_layout(
             f"{what} must divide heads={h} and kv heads={h_kv}; {why}"
             f"try one of {_show(_common_divisors(h, h_kv))}"
         )
+    full_kv = int(arch.full_kv_heads) if int(arch.full_head_dim) else h_kv  # Gemma 4's full ones
+    if full_kv % tp and tp % full_kv:
+        raise SpecError(f"{what_tp(tp, layout)} must divide the full-attention layers' kv "
+                        f"heads={full_kv} or be a multiple of them; try one of "
+                        f"{_show(_common_divisors(h, h_kv, full_kv))}")
     if beyond and replicate_kv:
         notes.append(
             f"tp={tp} > kv heads={h_kv}: each rank holds one KV head, every head "

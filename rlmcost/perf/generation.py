@@ -1,17 +1,16 @@
 """Predicted time of an inference engine's decode steps and prefill chunks (vLLM, SGLang).
 
-One replica of the generation layout (``tp`` ranks, ``ep`` expert ranks) runs continuous
-batching (Yu et al. 2022, Orca, OSDI; Kwon et al. 2023, vLLM, arXiv 2309.06180): every
-*decode step* advances each in-flight sequence by one token, and admitted prompts are
-*prefilled* in chunks of at most ``chunk_tokens`` tokens (vLLM ``max_num_batched_tokens``,
-chunked prefill; Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310). The rollout timeline
-(:mod:`rlmcost.placement.rollout`) says how many sequences are in flight at each step and at
-which contexts; this module prices one step.
+One replica of the generation layout (``tp`` ranks, ``ep`` expert ranks) runs continuous batching
+(Yu et al. 2022, Orca, OSDI; Kwon et al. 2023, vLLM, arXiv 2309.06180): every *decode step*
+advances each in-flight sequence by one token, and admitted prompts are *prefilled* in chunks of
+at most ``chunk_tokens`` tokens (vLLM ``max_num_batched_tokens``, chunked prefill; Agrawal et al.
+2024, Sarathi-Serve, arXiv 2403.02310). The rollout timeline (:mod:`rlmcost.placement.rollout`)
+says how many sequences are in flight at each step and at which contexts; this module prices
+one step. Gemma 4's full-attention layers at their own widths: :mod:`rlmcost.perf.full_layers`.
 
-**Decode step** with ``a`` sequences in flight whose contexts sum to ``C`` tokens, on one TP
-rank (kernel by kernel, each timed by its shape with :class:`~rlmcost.perf.efficiency.Device`,
-so a kernel costs max(bytes / achieved bandwidth, FLOPs / achieved compute) plus its launch
-gap):
+**Decode step** with ``a`` sequences in flight whose contexts sum to ``C`` tokens, on one TP rank
+(kernel by kernel, each timed by its shape with :class:`~rlmcost.perf.efficiency.Device`, so a
+kernel costs max(bytes / achieved bandwidth, FLOPs / achieved compute) plus its launch gap):
 
 * per layer, the GEMMs of the rank's TP shard with ``M = a`` rows (their weights stream at
   :data:`~rlmcost.perf.rl_constants.VLLM_DECODE_HBM_FRACTION` of the datasheet HBM bandwidth, not
@@ -49,8 +48,7 @@ gap):
   ``schedule`` / ``update_from_output``, ``vllm/v1/engine/output_processor.py``: incremental
   detokenization, the sampled token's logprob that RL frameworks request). The GPU kernels
   are not where it comes from: the same kernels under a C++ runtime (TensorRT-LLM, the
-  ``nim_bench_1.0`` rows of ``rlmcost validate --engine``) are predicted no faster at
-  concurrency 25-50 than at 1-5.
+  ``nim_bench_1.0`` rows of ``rlmcost validate --engine``) predicted no faster at 25-50 than 1-5.
 
 **Prefill chunk** of ``c`` prompt tokens (``c / S`` whole prompts of ``S`` tokens): the same
 GEMMs with ``M = c``, a FlashAttention forward over each prompt's causal pairs
@@ -77,9 +75,8 @@ Prefix caching (a group's K samples share their prompt) is the rollout timeline'
 whose group's prompt is cached prefills only its tail (:mod:`rlmcost.placement.prefix_share`,
 :mod:`rlmcost.placement.prefills`), priced here as a chunk of the prompt.
 
-Suppressed: the mixing of prefill chunks into decode steps (each is priced alone,
-reading the weights once more), pipeline-parallel engine sends, and CUDA-graph savings on
-launch gaps.
+Suppressed: the mixing of prefill chunks into decode steps (each is priced alone, reading the
+weights once more), pipeline-parallel engine sends, and CUDA-graph savings on launch gaps.
 
 The roofline bound of a step (:mod:`rlmcost.timing`) reads every weight once, the input
 embedding table included, of which a step only gathers ``a`` rows; so the kernel sum here is at
@@ -110,6 +107,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     weight_streaming_device,
 )
 from rlmcost.perf.fp4_gemm import quantize_s
+from rlmcost.perf.full_layers import full_decode, full_gemms_s, full_prefill_s
 from rlmcost.perf.fused_moe import fused_moe_device
 from rlmcost.perf.linear_decode import (
     gate_gemms_s,
@@ -188,7 +186,7 @@ class Engine:
             attn = dk.mla_layer_gemms_s(ad, arch, self.tp // n, ma, self.x)
         else:
             attn = ad.gemm_s(ma, q + 2 * kv, d) + ad.gemm_s(ma, d, q)
-        total = 0.0
+        total = full_gemms_s(arch, sh, ad, ma, attn)  # Gemma 4's full layers (perf.full_layers)
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
         free = int(arch.n_ffn_free_layers)  # Nemotron-H's mixer-only layers: no FFN
         if dense:
@@ -272,8 +270,8 @@ class Engine:
             if self.arch.index_topk is not None:  # DSA: the top k (window_read), the indexers
                 flops, nbytes = dk.dsa_decode_per_token(self.arch, flops, nbytes, self.options)
         else:
-            flops = 4 * int(sh.q_width) * layers
-            nbytes = 2 * int(sh.kv_width) * self.kv_bytes * layers
+            flops, nbytes = full_decode(self.arch, sh, 4 * int(sh.q_width) * layers, 2 * int(
+                sh.kv_width) * self.kv_bytes * layers, self.kv_bytes, self.options.attention_dp)
         p = dev.defaults
         compute = flops / (dev.peak_flops_per_s * p.gemm_efficiency)
         return compute, dev.memory_s(nbytes)
@@ -374,12 +372,14 @@ class Engine:
         if tokens < 1 or prompt < 1:
             raise SpecError(f"prefill chunk of {tokens} tokens / prompt {prompt} is empty")
         sh, dev = self.shard, self.device
-        layers = int(self.arch.n_softmax_layers) / self.options.attention_dp  # perf.dp_attention
+        n = self.options.attention_dp  # perf.dp_attention
+        layers = int(self.arch.n_softmax_layers) / n
         prompts = -(-tokens // prompt)
         flops, indexer = prefill_flops(self.arch, int(sh.n_heads), tokens, prompt)
         attention = layers * dev.flash_attention_s(flops, backward=False)
         attention += dev.flash_attention_s(indexer, backward=False)  # DSA's indexers
-        kv_write = layers * dev.memory_s(tokens * int(sh.kv_cache_width) * self.kv_bytes)
+        kv_write = layers * dev.memory_s(tokens * int(sh.kv_cache_width) * self.kv_bytes) + \
+            full_prefill_s(self.arch, sh, dev, (tokens, prompt), flops, self.kv_bytes, n)  # Gemma 4
         gpu = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
             + self._tp_s(tokens) + self._head_s(prompts)

@@ -62,7 +62,7 @@ DP, the optimizer and the bubbles to these passes (``rl_step``: forward-only, on
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import field
+from dataclasses import field, replace
 from functools import cache
 
 from rlmcost.arch import Arch
@@ -86,6 +86,7 @@ from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fus
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ffn_free import take_off_free_ffns
 from rlmcost.perf.fp8_train import linear_pricer
+from rlmcost.perf.full_layers import kv_projections, layer_kinds
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -197,7 +198,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     if arch.is_mla:  # its up-projections also a Megatron module (selective_ac)
         mla_projections(arch, int(sh.n_heads), T, gemm, module_gemm(out, "mla_up_proj", gemm))
     else:
-        gemm(T, q + 2 * kv, d)
+        gemm(T, q + kv_projections(arch) * kv, d)  # Gemma 4's full layers: no v_proj
         gemm(T, d, q)
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
@@ -317,20 +318,23 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
 def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
     out = StagePass()
-    for moe, count in ((False, stage.dense_layers), (True, stage.moe_layers)):
-        if not count:
-            continue
-        layer = _layer(c, moe)
-        rec_s, rec_flops = recompute(c, layer, moe)
-        if moe:
-            floor_host_bound(layer, c.options.moe_layer_host_s, rec_s, c.layout.ckpt)
-        for side in ("fwd", "bwd"):
-            for k, v in getattr(layer, side).items():
-                getattr(out, side)[k] += count * v
-        out.bwd["recompute"] += count * rec_s
-        out.flops += count * (layer.flops + rec_flops)
-        out.fp8_weights_fwd_s += count * layer.fp8_weights_fwd_s
-        out.fp8_weights_s += count * layer.fp8_weights_s
+    for moe, layers in ((False, stage.dense_layers), (True, stage.moe_layers)):
+        # Gemma 4's full-attention layers are a kind of their own (perf.full_layers)
+        for kind, count in layer_kinds(c.arch, layers) if layers else ():
+            if not count:
+                continue
+            k_c = c if kind is c.arch else replace(c, arch=kind)
+            layer = _layer(k_c, moe)
+            rec_s, rec_flops = recompute(k_c, layer, moe)
+            if moe:
+                floor_host_bound(layer, c.options.moe_layer_host_s, rec_s, c.layout.ckpt)
+            for side in ("fwd", "bwd"):
+                for k, v in getattr(layer, side).items():
+                    getattr(out, side)[k] += count * v
+            out.bwd["recompute"] += count * rec_s
+            out.flops += count * (layer.flops + rec_flops)
+            out.fp8_weights_fwd_s += count * layer.fp8_weights_fwd_s
+            out.fp8_weights_s += count * layer.fp8_weights_s
     take_off_free_ffns(c, stage, out, _layer)  # Nemotron-H's mixer-only layers
     add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes

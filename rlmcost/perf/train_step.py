@@ -58,6 +58,7 @@ from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fp8_train import fp8_peak
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
+from rlmcost.perf.full_layers import full_extra_flops
 from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.megatron_pipe import overlapped_p2p_s, overlaps_p2p
@@ -182,6 +183,7 @@ def model_flops_train(arch: Arch, sequences: int, seq_len: int) -> int:
     per_token += 2 * int(arch.d_model) * int(arch.vocab)
     keys = seq_len if arch.index_topk is None else min(seq_len, int(arch.index_topk))
     attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * seq_len * keys
+    attention += full_extra_flops(arch, seq_len, seq_len * keys)  # Gemma 4 (perf.full_layers)
     indexer = indexer_flops(arch, seq_len, seq_len * seq_len)  # DSA: no backward
     return 3 * sequences * (seq_len * per_token + attention) + sequences * indexer
 
@@ -305,6 +307,7 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     arch = c.arch
     keys = c.seq if arch.index_topk is None else min(c.seq, int(arch.index_topk))  # DSA: top k
     attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq * keys * sequences
+    attention += sequences * full_extra_flops(arch, 0, c.seq * keys)  # Gemma 4's full layers
     if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return attention
     if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.MODULES:

@@ -31,7 +31,7 @@ class Versioned(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.24"]
+    schema_version: Literal["2.25"]
     command: str
 
 
@@ -201,7 +201,7 @@ class SymbolicPlacementsOut(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.24"]
+    schema_version: Literal["2.25"]
     command: Literal["placements"]
     symbolic: Literal[True]
     rows: list[SymbolicPlacementRowOut]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SCHEMA_VERSION = "2.24"
+SCHEMA_VERSION = "2.25"
 """Version of the JSON every command prints (``schema_version``): major = a key renamed or
 removed (the old one stays as a deprecated alias for one version, CHANGELOG.md), minor = keys
 added."""

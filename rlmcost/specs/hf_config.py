@@ -43,6 +43,7 @@ from rlmcost.specs.hf_families import (
     glm4_moe_lite_config,
     mistral3_text,
 )
+from rlmcost.specs.hf_gemma4 import GEMMA4_TYPES, gemma4_spec
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_nemotron_h import MAMBA_NOTE, nemotron_h_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
@@ -69,6 +70,7 @@ SUPPORTED: tuple[str, ...] = (
     "olmo2", "olmo3", "glm4v_moe", "kimi_k25", "ministral3", "mistral3",
 )  # fmt: skip
 SUPPORTED += DSA_TYPES  # DeepSeek Sparse Attention: DeepSeek-V3.2, GLM-5 (specs.hf_dsa)
+SUPPORTED += GEMMA4_TYPES  # Gemma 4's 31B and 26B-A4B (specs.hf_gemma4)
 UNSUPPORTED: dict[str, str] = {}
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
@@ -256,6 +258,8 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         )
     notes: list[str] = []
     quant = quant_of(cfg)  # its quantization_config, before text_config replaces cfg
+    if mt in GEMMA4_TYPES:  # full-attention layers of their own shape (specs.hf_gemma4)
+        return build(ModelSpec, gemma4_spec(cfg, name, path, quant), path)
     declared, mt = mt, READ_AS.get(mt, mt)  # (specs.hf_families)
     if mt == "gemma3":
         text = cfg.get("text_config")

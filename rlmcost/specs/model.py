@@ -62,7 +62,8 @@ class ModelSpec(Checked):
         "moe_latent_size); 0 = experts at d")
     first_dense_layers: int = Field(default=0, ge=0, description="leading dense-FFN layers")
     norms_per_layer: int = Field(
-        default=2, ge=2, le=4, description="norms per layer: 2 (pre-attn, pre-FFN); 4 (Gemma 2/3)"
+        default=2, ge=2, le=8, description="d-wide norm weights per layer: 2 (pre-attn, "
+        "pre-FFN); 4 (Gemma 2/3); 8 (Gemma 4's MoE layers: 7 RMSNorms and the router's scale)"
     )
     hidden_dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout after the "
         "attention's and FFN's output projections, in training (GPT-2 resid_pdrop; specs."
@@ -114,6 +115,14 @@ class ModelSpec(Checked):
         description="with a sliding window: layers that still attend to every position "
         "(Gemma 2/3's global layers); 0 = every layer slides",
     )
+
+    full_head_dim: int = Field(default=0, ge=0, description="Gemma 4: the full-attention "
+                               "layers' head width (global_head_dim); 0 = head_dim")
+    full_kv_heads: int = Field(default=0, ge=0, description="Gemma 4: the full-attention "
+                               "layers' KV heads (num_global_key_value_heads); 0 = n_kv_heads")
+    full_k_eq_v: bool = Field(default=False, description="Gemma 4's attention_k_eq_v: the "
+                              "full-attention layers' values are their keys' projection (no "
+                              "v_proj); both are still cached")
 
     encoder_params: int = Field(
         default=0,

@@ -18,8 +18,26 @@ def check_structure(spec: ModelSpec) -> None:
     _mla(spec)
     _dsa(spec)
     _window(spec)
+    _full_shape(spec)
     _linear(spec)
     _mamba(spec)
+
+
+def _full_shape(spec: ModelSpec) -> None:
+    """Gemma 4's full-attention layers of their own shape: a window (so that some layers are
+    full and some slide), both sizes set, KV heads dividing the query heads, no MLA."""
+    if not (spec.full_head_dim or spec.full_kv_heads or spec.full_k_eq_v):
+        return
+    if (spec.sliding_window is None or not spec.full_attention_layers or spec.is_mla
+            or not spec.full_head_dim or not spec.full_kv_heads):  # fmt: skip
+        raise SpecError(
+            f"model {spec.name}: full_head_dim / full_kv_heads / full_k_eq_v shape the full-"
+            "attention layers of a sliding-window model (Gemma 4): they need sliding_window, "
+            "full_attention_layers > 0, both full_head_dim and full_kv_heads, and no MLA"
+        )
+    if spec.n_heads % spec.full_kv_heads:
+        raise SpecError(f"model {spec.name}: full_kv_heads={spec.full_kv_heads} must divide "
+                        f"n_heads={spec.n_heads}")
 
 
 def _mamba(spec: ModelSpec) -> None:

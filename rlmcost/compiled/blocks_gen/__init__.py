@@ -238,6 +238,8 @@ INT_FIELDS = (
     'v_head_dim',
     'sliding_window',
     'full_attention_layers',
+    'full_head_dim',
+    'full_kv_heads',
     'encoder_params',
     'linear_layers',
     'linear_key_heads',
@@ -263,6 +265,7 @@ BOOL_FIELDS = (
     'qk_norm',
     'qk_norm_full',
     'shared_expert_gate',
+    'full_k_eq_v',
     'attn_output_gate',
     'linear_mamba',
 )
@@ -296,6 +299,7 @@ STRUCTURAL = {
     'qlora': ('q_lora_rank',),
     'swa': ('sliding_window', 'full_attention_layers'),
     'dsa': ('index_topk', 'index_heads', 'index_head_dim', 'index_layers'),
+    'fullshape': ('full_head_dim', 'full_kv_heads'),
 }
 """Structural flags and the fields that are 0 when the flag is 0 (``shared`` implies ``moe``)."""
 
@@ -326,6 +330,8 @@ class ArchNumbers(NamedTuple):
     v_head_dim: Num
     sliding_window: Num
     full_attention_layers: Num
+    full_head_dim: Num
+    full_kv_heads: Num
     encoder_params: Num
     linear_layers: Num
     linear_key_heads: Num
@@ -347,6 +353,7 @@ class ArchNumbers(NamedTuple):
     qlora: Num
     swa: Num
     dsa: Num
+    fullshape: Num
     qkv_bias: Num
     out_bias: Num
     mlp_bias: Num
@@ -354,6 +361,7 @@ class ArchNumbers(NamedTuple):
     qk_norm: Num
     qk_norm_full: Num
     shared_expert_gate: Num
+    full_k_eq_v: Num
     attn_output_gate: Num
     linear_mamba: Num
     ffn_kind_plain: Num

@@ -33,13 +33,24 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
                + a.qk_rope_head_dim*a.swa*tp*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)))
-               + tokens*(2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
-               - 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + tokens*(a.fullshape*(2*a.full_head_dim*a.full_kv_heads*a.n_layers*seqs
+               - 2*a.full_head_dim*a.full_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               + 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.mla*(a.dsa*a.index_head_dim*a.n_layers*a.qlora*seqs*tp
                - a.dsa*a.index_head_dim*a.qlora*seqs*a.swa*tp*maximum(0, -a.full_attention_layers
                + a.n_layers) - a.dsa*a.index_head_dim*a.qlora*seqs*tp*minimum(a.linear_layers,
-               a.n_layers) - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               a.n_layers) - 2*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers*seqs
+               + 2*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*minimum(a.linear_layers,
+               a.n_layers) + 2*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 2*a.fullshape*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.fullshape*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_layers*seqs*tp - a.kv_lora_rank*seqs*a.swa*tp*maximum(0,
@@ -47,4 +58,9 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
                - a.kv_lora_rank*seqs*tp*minimum(a.linear_layers, a.n_layers)
                + a.n_layers*a.qk_rope_head_dim*seqs*tp
                - a.qk_rope_head_dim*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
-               - a.qk_rope_head_dim*seqs*tp*minimum(a.linear_layers, a.n_layers))), tp))
+               - a.qk_rope_head_dim*seqs*tp*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-2*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_kv_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_kv_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers))), tp))

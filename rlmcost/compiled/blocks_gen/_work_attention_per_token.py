@@ -15,8 +15,11 @@ def work_attention_per_token(a: ArchNumbers, context: Num) -> Num:
 
     context: positions attended to [tokens].
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+    return (context*(a.fullshape*(4*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + 4*a.head_dim*a.n_heads*a.n_layers
                - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
                + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
@@ -24,13 +27,23 @@ def work_attention_per_token(a: ArchNumbers, context: Num) -> Num:
                a.n_layers) - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
                + 2*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-4*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)

@@ -29,6 +29,34 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 8*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*seq*a.vocab + a.ffn_kind_plain*(-4*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers))
+               + a.full_k_eq_v*(-4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(4*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.n_heads*a.n_layers*seq - 4*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.full_head_dim*a.full_kv_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 8*a.d_model*a.full_head_dim*a.n_heads*a.n_layers*seq
+               - 8*a.d_model*a.full_head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               - 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.full_head_dim*a.n_heads*a.n_layers*seq**2
+               + 4*a.full_head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.full_head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.full_head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.n_layers*seq**2 - 4*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 4*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
                + 4*a.head_dim*a.n_heads*a.n_layers*seq**2 + 4*a.head_dim*a.n_heads*a.n_layers*seq
                - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 4*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
@@ -45,8 +73,52 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + a.mla*(-4*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*seq*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 4*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*seq*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 4*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.n_layers*seq
+               - 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seq*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seq*minimum(a.linear_layers, a.n_layers)
+               - 8*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers*seq
+               + 8*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 8*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*
+               seq*minimum(a.linear_layers, a.n_layers)
+               - 8*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 8*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers)
+               - 4*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 8*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq
+               - 8*a.d_model*a.fullshape*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 8*a.d_model*a.fullshape*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 8*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 8*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers,
                a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
@@ -103,7 +175,22 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)**2
                - 2*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
-               + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
+               - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seq**2
+               - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seq
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*seq**2*minimum(a.linear_layers,
+               a.n_layers) + 4*a.full_head_dim*a.fullshape*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.fullshape*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.fullshape*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.fullshape*a.head_dim*a.n_heads*seq*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.fullshape*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
                - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
                a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
@@ -183,7 +270,30 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 4*a.d_model*a.n_experts*seq*minimum(a.ffn_free_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate
                - 4*a.d_model*seq*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers,
-               a.n_layers)) + a.swa*(-4*a.head_dim*a.n_heads*seq**2*maximum(0,
+               a.n_layers)) + a.swa*(-4*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*seq*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 4*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seq*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 8*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 8*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 8*a.d_model*a.fullshape*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 8*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.full_head_dim*a.fullshape*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.full_head_dim*a.fullshape*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.fullshape*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 4*a.head_dim*a.n_heads*seq**2*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + 8*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0, -a.full_attention_layers
                + a.n_layers) - 4*a.head_dim*a.n_heads*seq*maximum(0, -a.full_attention_layers

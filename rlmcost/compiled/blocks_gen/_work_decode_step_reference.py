@@ -15,12 +15,22 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
 
     context: positions attended to [tokens]; seqs: sequences.
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
-               - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+    return (context*(a.fullshape*(4*a.full_head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.full_head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               + 4*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.mla*(2*a.dsa*a.index_head_dim*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
                a.n_layers) + 2*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers, a.n_layers)
-               - 2*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seqs
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.fullshape*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.fullshape*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
@@ -33,7 +43,12 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                - 2*a.kv_lora_rank*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
                - 2*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + a.n_layers) - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-4*a.full_head_dim*a.fullshape*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers)))
                + seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
@@ -47,8 +62,24 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(context, a.sliding_window)
+               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
@@ -58,10 +89,53 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) - a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*a.n_layers
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -139,4 +213,22 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + 2*a.d_model*a.n_experts*a.n_layers
                - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
-               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))))
+               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
+               + a.swa*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 4*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window))))

@@ -15,8 +15,11 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
 
     context: positions attended to [tokens].
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+    return (context*(a.fullshape*(4*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + 4*a.head_dim*a.n_heads*a.n_layers
                - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
                + 2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
@@ -26,13 +29,23 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                - 2*a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
                + 2*a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
-               + a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-4*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
                a.n_layers) + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
@@ -45,8 +58,24 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(context, a.sliding_window)
+               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
@@ -60,10 +89,53 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                minimum(a.linear_layers, a.n_layers)
                - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*a.n_layers
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -139,4 +211,22 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                + 2*a.d_model*a.n_experts*a.n_layers
                - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
-               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers)))
+               - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
+               + a.swa*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 4*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)))

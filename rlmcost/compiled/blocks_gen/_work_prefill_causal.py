@@ -15,9 +15,12 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
 
     prompt: prompt tokens S; seqs: sequences.
     """
-    return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers*seqs
-               - 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+    return (prompt**2*(a.fullshape*(2*a.full_head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.full_head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               + 2*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + a.dsa*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers,
@@ -28,12 +31,24 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + a.dsa*a.n_heads*a.qlora*seqs*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + a.dsa*a.n_heads*a.qlora*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
-               - a.head_dim*a.n_heads*a.n_layers*seqs + a.head_dim*a.n_heads*seqs*a.swa*maximum(0,
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seqs
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seqs*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.fullshape*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) - a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*seqs*a.v_head_dim
                - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-2*a.full_head_dim*a.fullshape*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers)))
                + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
@@ -48,6 +63,32 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + 4*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers*seqs
                + 2*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers))
+               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.n_heads*a.n_layers*seqs
+               - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers*seqs
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers*seqs
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.d_model*a.full_head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.full_head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.full_head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
                + 2*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
@@ -63,11 +104,55 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                seqs*minimum(a.linear_layers, a.n_layers)
                - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                seqs*minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers*seqs
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
                a.n_layers)
                + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seqs*minimum(a.index_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*seqs*minimum(a.index_layers,
+               a.n_layers) + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.n_layers*seqs
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seqs*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers*seqs
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seqs
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
@@ -99,7 +184,14 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + a.dsa*a.n_heads*a.qlora*seqs*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + a.dsa*a.n_heads*a.qlora*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seqs
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.fullshape*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
                - a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers,
                a.n_layers) - 2*a.head_dim*a.n_heads*seqs*a.sliding_window*a.swa*maximum(0,
@@ -161,9 +253,30 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                - 2*a.d_model*a.n_experts*seqs*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate
                - 2*a.d_model*seqs*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers,
-               a.n_layers)) + a.swa*(4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0,
-               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0,
-               -a.full_attention_layers + a.n_layers))) + seqs*(2*a.d_model*a.vocab
+               a.n_layers)) + a.swa*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*seqs*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*seqs*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + seqs*(2*a.d_model*a.vocab
                + a.mla*(2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
                - a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers

@@ -15,7 +15,14 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
+    return (seqs*(a.fullshape*(2*a.full_head_dim*a.n_heads*a.n_layers*seq**2
+               + 2*a.full_head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.full_head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.full_head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               + 2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
                - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + a.mla*(2*a.d_model*a.dsa*a.index_head_dim*a.qlora*seq*minimum(a.index_layers,
@@ -69,9 +76,25 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)**2
                - a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
-               - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
-               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seq**2
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*seq
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seq**2*minimum(a.linear_layers,
+               a.n_layers) + 2*a.full_head_dim*a.fullshape*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.fullshape*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.fullshape*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.fullshape*a.head_dim*a.n_heads*seq*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - a.head_dim*a.n_heads*a.n_layers*seq**2
+               - a.head_dim*a.n_heads*a.n_layers*seq + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
@@ -94,7 +117,13 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)**2
                + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window))
-               + a.swa*(-2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.swa*(-2*a.full_head_dim*a.fullshape*a.n_heads*seq**2*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*seq*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*seq**2*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*seq*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
                + a.n_layers) + 4*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seq*maximum(0,
                -a.full_attention_layers + a.n_layers)

@@ -14,8 +14,11 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
 
     prompt: prompt tokens S; response: response tokens T.
     """
-    return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers - 2*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+    return (prompt**2*(a.fullshape*(2*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-a.dsa*a.head_dim*a.n_heads*a.n_layers*a.qlora
                + a.dsa*a.head_dim*a.n_heads*a.qlora*a.swa*maximum(0, -a.full_attention_layers
@@ -25,14 +28,27 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - a.dsa*a.n_heads*a.n_layers*a.qlora*a.v_head_dim
                + a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers) + a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - a.head_dim*a.n_heads*a.n_layers
                + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.v_head_dim - a.n_heads*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               - a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
-               + response**2*(2*a.head_dim*a.n_heads*a.n_layers
-               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-2*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + response**2*(a.fullshape*(2*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               + 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(a.dsa*a.index_head_dim*a.index_heads*a.qlora*minimum(a.index_layers,
                a.n_layers) + a.dsa*a.index_heads*a.qlora*minimum(a.index_layers, a.n_layers)
@@ -43,15 +59,26 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
-               - 2*a.head_dim*a.n_heads*a.n_layers + 2*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
                - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
                - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.qk_rope_head_dim
                - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers))
+               + a.swa*(-2*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)))
                + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
@@ -65,6 +92,31 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
+               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.full_head_dim*a.n_heads*a.n_layers*response
+               + 2*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.full_head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               - 2*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.n_layers*response - 2*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 4*a.head_dim*a.n_heads*a.n_layers*response + 2*a.head_dim*a.n_heads*a.n_layers
                - 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
@@ -81,10 +133,53 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                minimum(a.linear_layers, a.n_layers)
                - 2*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*a.n_layers
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -126,6 +221,21 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                -a.full_attention_layers + a.n_layers)
                + a.dsa*a.n_heads*a.qlora*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers) + a.dsa*a.n_heads*a.qlora*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) - 4*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers*response
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.full_head_dim*a.fullshape*a.n_heads*response*minimum(a.linear_layers,
+               a.n_layers) + 2*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.fullshape*a.head_dim*a.n_heads*a.n_layers*response
+               + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.fullshape*a.head_dim*a.n_heads*response*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.fullshape*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               - 2*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response - a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -193,7 +303,30 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
                - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
-               + a.swa*(-4*a.head_dim*a.n_heads*response*maximum(0, -a.full_attention_layers
+               + a.swa*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.full_head_dim*a.fullshape*a.n_heads*response*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.fullshape*a.head_dim*a.n_heads*response*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*response*maximum(0, -a.full_attention_layers
                + a.n_layers) + 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0,
                -a.full_attention_layers + a.n_layers)))
@@ -210,6 +343,28 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
+               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
+               + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.full_head_dim*a.n_heads*a.n_layers
+               - 2*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
@@ -221,10 +376,53 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.linear_mamba*(-2*a.d_model*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) - a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers))
-               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.fullshape*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*
+               a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_head_dim*a.qlora*minimum(a.index_layers,
                a.n_layers) + 2*a.d_model*a.dsa*a.index_heads*a.qlora*minimum(a.index_layers,
+               a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*a.n_layers
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.fullshape*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
@@ -256,7 +454,13 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + a.dsa*a.n_heads*a.qk_rope_head_dim*a.qlora*minimum(a.linear_layers, a.n_layers)
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*a.n_layers
+               + 2*a.full_head_dim*a.fullshape*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.full_head_dim*a.fullshape*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.fullshape*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.fullshape*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
@@ -326,7 +530,27 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate
                - 2*a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
-               + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.swa*(-2*a.attn_output_gate*a.d_model*a.full_head_dim*
+               a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.attn_output_gate*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.fullshape*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.fullshape*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.d_model*a.fullshape*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.d_model*a.fullshape*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.full_head_dim*a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.fullshape*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
                + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
                + a.n_layers))) + 2*a.d_model*a.vocab
                + a.mla*(2*a.dsa*a.head_dim*a.n_heads*a.qlora*a.sliding_window*a.swa*maximum(0,

@@ -116,7 +116,8 @@ class Compiler:
         kw: dict[str, Any] = {"name": "generated"}
         kw.update({n: values[n] for n in self.fields.ints})
         for flag, parent in (("moe", None), ("shared", "moe"), ("latent", "moe"), ("mla", None),
-                             ("qlora", "mla"), ("swa", None), ("dsa", None)):  # fmt: skip
+                             ("qlora", "mla"), ("swa", None), ("dsa", None),
+                             ("fullshape", None)):  # fmt: skip
             if flag not in on and (parent is None or parent in on):
                 kw.update(
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}

@@ -25,13 +25,16 @@ STRUCTURAL = {
     "qlora": ("q_lora_rank",),
     "swa": ("sliding_window", "full_attention_layers"),
     "dsa": ("index_topk", "index_heads", "index_head_dim", "index_layers"),
+    "fullshape": ("full_head_dim", "full_kv_heads"),
 }  # fmt: skip
 """Structural flags: the ``Arch`` fields that are off when the flag is off (a dense model has no
 experts; a MoE model without shared experts has none of their fields, one without a latent
 (``latent``: Nemotron 3 Super's latent MoE) no ``moe_latent``; a model without
 multi-head latent attention has no latent ranks or MLA head widths, an MLA model without a
 query latent has no ``q_lora_rank``, a model without sliding-window attention has no window
-and no full-attention layer count, and one without DeepSeek Sparse Attention no indexer).
+and no full-attention layer count, one without DeepSeek Sparse Attention no indexer, and one
+whose full-attention layers are shaped as the others (``fullshape``: all but Gemma 4) no
+``full_head_dim`` or ``full_kv_heads``).
 ``shared`` and ``latent`` imply ``moe``, ``qlora`` implies ``mla``, ``dsa`` implies ``qlora``.
 ``blocks`` tests these fields with ``arch.is_moe`` / ``is_zero`` / ``arch.is_mla`` /
 ``q_lora_rank is None`` / ``arch.has_window``. Off means 0, except the latent ranks and the
@@ -42,7 +45,7 @@ NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank", "sliding_window", "index_topk")
 
 TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "latent": "moe_latent",
             "mla": "kv_lora_rank", "qlora": "q_lora_rank", "swa": "sliding_window",
-            "dsa": "index_topk"}  # fmt: skip
+            "dsa": "index_topk", "fullshape": "full_head_dim"}  # fmt: skip
 """The field whose zero-test each structural flag stands for. A block that zero-tests another
 field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
