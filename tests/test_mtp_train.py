@@ -101,3 +101,25 @@ def test_the_cli_takes_the_flags() -> None:
     out = CliRunner().invoke(app, [*args, "--mtp-layers", "1"])
     assert out.exit_code == 0, out.output
     assert "multi-token prediction" in out.output
+
+
+def _tp_seconds(arch, layout: Layout, mtp: int) -> tuple[float, float]:
+    """(forward, backward) TP (or SP) seconds of the last stage's micro-batch."""
+    part = "sp" if layout.sp else "tp"
+    c = StepContext.of(arch, layout, SEQ, data_share(layout, BATCH, SEQ),
+                       Device(get_hardware("h100")), StepOptions(mtp_layers=mtp), Workload())
+    p = stage_pass(c, stages(arch, layout)[-1])
+    return p.fwd[part], p.bwd[part]
+
+
+@pytest.mark.parametrize("sp", [False, True])
+def test_under_tp_each_depth_adds_its_collectives(sp: bool) -> None:
+    """multi_token_prediction.py _concat_embeddings @d98e8a64: eh_proj's output is gathered
+    over TP; its input and the head's are column-parallel (SP: gathered forward,
+    reduce-scattered backward), beyond the layer's own collectives."""
+    arch, layout = get_model("llama-3.1-8b").arch(), Layout(dp=4, tp=2, sp=sp)
+    base, mtp = _tp_seconds(arch, layout, 0), _tp_seconds(arch, layout, 1)
+    two = _tp_seconds(arch.with_(n_layers=2), layout, 0)
+    one = _tp_seconds(arch.with_(n_layers=1), layout, 0)
+    for side in (0, 1):  # the depth's own: more than its layer's (two layers less one)
+        assert mtp[side] - base[side] > two[side] - one[side] > 0

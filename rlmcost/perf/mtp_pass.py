@@ -16,7 +16,9 @@ every micro-batch, on the rank's T tokens:
   _checkpointed_forward``, and a MoE layer's host floor) and its final norm;
 * the shared output head [T, V / P_t, d] and the cross-entropy, as the main head's; under
   ``mtp_detach_heads`` (``process_mtp_loss`` detaches the output weight) no head weight
-  gradient GEMM.
+  gradient GEMM;
+* under TP, the projection's output all-gather and the column-parallel inputs' collectives
+  (:func:`_tp_comm_s`), exposed as the stage's own TP collectives are.
 
 FLOPs exact ints, one add or one multiply = 1 FLOP, a GEMM [m, n, k] 2 m n k forward, twice that
 backward (data and weight gradients). Memory: :func:`rlmcost.placement.mtp.block_bytes`, the
@@ -84,10 +86,37 @@ def add_mtp(c: StepContext, out: StagePass, layer: Callable[[StepContext, bool],
     out.bwd["gemm"] += depths * (proj_b + head_b)
     out.fwd["elementwise"] += depths * fwd_ew
     out.bwd["elementwise"] += depths * bwd_ew
+    if t > 1:  # the projection's and the head's tensor-parallel collectives
+        f_comm, b_comm = _tp_comm_s(c, T * d * x)
+        part = "sp" if c.layout.sp else "tp"
+        out.fwd[part] += depths * f_comm
+        out.bwd[part] += depths * b_comm
     out.bwd["recompute"] += depths * rec_s
     out.flops += depths * (one.flops + rec_flops + mtp_extra_flops(c))
     out.fp8_weights_fwd_s += depths * one.fp8_weights_fwd_s
     out.fp8_weights_s += depths * one.fp8_weights_s
+
+
+def _tp_comm_s(c: StepContext, act: int) -> tuple[float, float]:
+    """(forward, backward) seconds of one depth's tensor-parallel collectives beside its layer
+    (``act``: the [T, d] activation's bytes). ``MultiTokenPredictionLayer._concat_embeddings``
+    gathers the column-parallel ``eh_proj``'s output over TP (``gather_from_tensor_model_
+    parallel_region``; its backward splits, no collective); under SP the projection and the head
+    all-gather their sequence-split inputs ([T, 2d], [T, d]) and reduce-scatter those inputs'
+    gradients, without SP the two inputs' gradients are all-reduced (column-parallel layers)."""
+    from rlmcost.parallel.comm import Collective
+
+    t = c.layout.tp
+    fwd = c.comm(Collective.ALL_GATHER, act, t, ("tp",))
+    if c.layout.sp:
+        fwd += c.comm(Collective.ALL_GATHER, 2 * act, t, ("tp",))
+        fwd += c.comm(Collective.ALL_GATHER, act, t, ("tp",))
+        bwd = (c.comm(Collective.REDUCE_SCATTER, 2 * act, t, ("tp",))
+               + c.comm(Collective.REDUCE_SCATTER, act, t, ("tp",)))  # fmt: skip
+    else:
+        bwd = (c.comm(Collective.ALL_REDUCE, 2 * act, t, ("tp",))
+               + c.comm(Collective.ALL_REDUCE, act, t, ("tp",)))  # fmt: skip
+    return fwd, bwd
 
 
 def mtp_extra_flops(c: StepContext) -> int:
