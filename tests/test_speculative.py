@@ -236,3 +236,20 @@ def test_verl_import_reads_model_mtp_enable_rollout() -> None:
     on = import_verl(cfg, [f"{m}.enable=true", f"{m}.enable_rollout=true",
                            f"{m}.num_speculative_tokens=2"])  # fmt: skip
     assert _import_flags(on)["--speculative-tokens"] == 2
+
+
+@pytest.mark.parametrize("groups", [["--gpus", "8"],
+                                    ["--gpus", "12", "--groups", "actor+reference=8,judge=4"]])
+def test_a_judge_does_not_draft_with_the_rollouts_speculation(groups: list[str]) -> None:
+    """--speculative-tokens is the policy's rollout engine's (verl actor_rollout_ref.model.mtp,
+    NeMo RL vllm_kwargs speculative_config): a judge without an MTP layer, colocated or on its
+    own group, generates its verdicts without it (it had been refused: no MTP layer)."""
+    args = ["d-rlaif", "-m", "mimo-7b", "--judge", "qwen2.5-1.5b", "--judge-len", "512",
+            "-H", "h100", *groups, "--json"]  # fmt: skip
+    base = CliRunner().invoke(app, args)
+    spec = CliRunner().invoke(app, [*args, "--speculative-tokens", "1"])
+    assert base.exit_code == 0 and spec.exit_code == 0, spec.output
+    phases = [{p["name"]: p["time_s"] for p in json.loads(r.output)["phases"]}
+              for r in (base, spec)]  # fmt: skip
+    assert phases[1]["generation"] < phases[0]["generation"]  # the policy drafts
+    assert phases[1]["reward"] == pytest.approx(phases[0]["reward"])  # the judge does not

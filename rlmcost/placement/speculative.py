@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.arch import Arch
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.compiled.memory import memory_per_rank
@@ -56,8 +56,11 @@ if TYPE_CHECKING:
 
 def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
     """The speculation the group's engine runs ``task``'s generation with; None for a task
-    that does not generate (only generation reads the engine: ``group_key``)."""
-    if task.kind is not Kind.GENERATE or g.s.deployment.ideal:
+    that does not generate (only generation reads the engine: ``group_key``) and for a judge's
+    verdicts: ``--speculative-tokens`` is the policy's rollout engine's (verl's
+    ``actor_rollout_ref.model.mtp``, NeMo RL's ``policy.generation.vllm_kwargs``), not that of
+    a reward model served beside it."""
+    if task.kind is not Kind.GENERATE or task.role is not Role.ACTOR or g.s.deployment.ideal:
         return None
     engine = engine_for(g.s, g.group.name)
     if not engine.speculative_tokens:
