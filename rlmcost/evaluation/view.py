@@ -117,8 +117,7 @@ class Evaluation:
 
     @property
     def time_s(self) -> float:
-        """Predicted seconds of the iteration: the stages one after another (on several
-        groups, the schedule's period)."""
+        """Predicted seconds of the iteration: the stages in turn (several groups: the period)."""
         if self.evaluation is not None:  # the schedule's period (one group: the sum)
             return self.evaluation.iteration_time_s
         return sum(s.time_s for s in self.stages.values())
@@ -181,7 +180,8 @@ class Evaluation:
         return max(s.host_bytes_per_device for s in self.stages.values()) * per_node
 
     @property
-    def reward(self) -> str:  # the reward this estimate assumed, in words
+    def reward(self) -> str:
+        """The reward this estimate assumed, in words."""
         return reward_source(self.algorithm, self.models)
 
     @property

@@ -57,9 +57,11 @@ engine's prefill too), and a run with attention dropout takes the FlashAttention
 
 from __future__ import annotations
 
-from statistics import mean
-
 from rlmcost.errors import SpecError
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)  # statistics.mean loads statistics on every numeric query
 
 BACKWARD_FLOPS_FACTOR = 2.5
 """The benchmark's backward FLOPs over the forward's (``benchmark_bf16_sdpa.py`` ``flops``:
@@ -109,14 +111,14 @@ def fwd_bwd_tflops(forward: float, backward: float) -> float:
 
 def mean_efficiency(rows: dict[int, tuple[float, float]], peak_tflops: float) -> float:
     """The mean over ``rows`` of each length's forward + backward rate over ``peak_tflops``."""
-    return mean(fwd_bwd_tflops(f, b) / peak_tflops for f, b in rows.values())
+    return _mean([fwd_bwd_tflops(f, b) / peak_tflops for f, b in rows.values()])
 
 
 BLACKWELL_FLASH_EFFICIENCY = round(mean_efficiency(CUDNN_913_B200_TFLOPS, B200_BF16_PEAK_TFLOPS), 2)
 """0.49: cuDNN 9.13.1's causal forward + backward over the B200's peak, 8k-32k tokens."""
 
 BLACKWELL_FA2_EFFICIENCY = round(
-    mean(mean_efficiency(r, B200_BF16_PEAK_TFLOPS) for r in FA2_B200_TFLOPS.values()), 2
+    _mean([mean_efficiency(r, B200_BF16_PEAK_TFLOPS) for r in FA2_B200_TFLOPS.values()]), 2
 )
 """0.15: FlashAttention-2's (SDPA's flash backend and flash-attn 2.7.4) the same way."""
 
