@@ -181,7 +181,7 @@ def test_validation_table_meets_its_bounds():
         # perf_recipes/*/gb200/ @5796c06a1; tests/test_validate_bridge_2608_rows.py):
         # DeepSeek-V3 with one MTP depth -7.5 %, GPT-OSS 120B +18.6 %, Qwen3-30B-A3B -9.8 %,
         # Qwen3-235B-A22B -8.2 % (the four under a full-iteration CUDA graph: no MoE host
-        # floor), Nemotron 3.5 Lightning +28.6 %, Nemotron 3 Super +19.7 % (two repeated MTP
+        # floor), Nemotron 3.5 Lightning +28.6 %, Nemotron 3 Super +19.5 % (two repeated MTP
         # depths each): mean 15.4 %, max 28.6 % (14.8 / 29.4 % before Blackwell's cuDNN
         # attention rate, perf.blackwell_attention)
         "megatron_bridge_2608": (0.16, 0.30),

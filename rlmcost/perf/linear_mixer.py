@@ -167,13 +167,7 @@ def add_linear_mixers(c: StepContext, stage: PipelineStage, out: StagePass) -> N
         rec_s, rec_flops = delta.fwd_s, delta.flops // 3
     elif ckpt is Checkpointing.SELECTIVE and core:
         rec_s, rec_flops = delta.fwd["attention"], delta.module_flops["attention"]
-    for side in ("fwd", "bwd"):
-        for k, v in getattr(delta, side).items():
-            getattr(out, side)[k] += n * v
-    out.bwd["recompute"] += n * rec_s
-    out.flops += n * (delta.flops + rec_flops)
-    out.fp8_weights_fwd_s += n * delta.fp8_weights_fwd_s
-    out.fp8_weights_s += n * delta.fp8_weights_s
+    out.add(delta, n, rec_s, rec_flops)
 
 
 def mixer_params(arch: Arch) -> int:

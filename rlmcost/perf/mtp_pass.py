@@ -59,12 +59,12 @@ def add_mtp(c: StepContext, out: StagePass, layer: Callable[[StepContext, bool],
     depths = c.options.mtp_layers
     if not depths:
         return
-    from rlmcost.perf.step_pass import StepContext, gemm_fwd_bwd_s
+    from dataclasses import replace
+
+    from rlmcost.perf.step_pass import gemm_fwd_bwd_s
 
     block = block_arch(c.arch)
-    cb = StepContext(arch=block, layout=c.layout, seq=c.seq, micro_batch=c.micro_batch,
-                     tokens=c.tokens, positions=c.positions, device=c.device, options=c.options,
-                     workload=c.workload, gpus_per_node=c.gpus_per_node)  # fmt: skip
+    cb = replace(c, arch=block)
     moe = bool(block.is_moe)
     one = layer(cb, moe)
     rec_s, rec_flops = recompute(cb, one, moe)
@@ -79,9 +79,7 @@ def add_mtp(c: StepContext, out: StagePass, layer: Callable[[StepContext, bool],
     h, norm = c.options.logprob_head, T * (d // t if c.layout.sp else d) * x
     fwd_ew = dev.elementwise_s(T * v * h.fwd_bytes + 10 * norm, h.fwd_kernels + 4)
     bwd_ew = dev.elementwise_s(T * v * h.bwd_bytes + 20 * norm, h.bwd_kernels + 4)
-    for side, parts in (("fwd", one.fwd), ("bwd", one.bwd)):
-        for k, s in parts.items():
-            getattr(out, side)[k] += depths * s
+    out.add(one, depths, rec_s, rec_flops)
     out.fwd["gemm"] += depths * (proj_f + head_f)
     out.bwd["gemm"] += depths * (proj_b + head_b)
     out.fwd["elementwise"] += depths * fwd_ew
@@ -91,10 +89,7 @@ def add_mtp(c: StepContext, out: StagePass, layer: Callable[[StepContext, bool],
         part = "sp" if c.layout.sp else "tp"
         out.fwd[part] += depths * f_comm
         out.bwd[part] += depths * b_comm
-    out.bwd["recompute"] += depths * rec_s
-    out.flops += depths * (one.flops + rec_flops + mtp_extra_flops(c))
-    out.fp8_weights_fwd_s += depths * one.fp8_weights_fwd_s
-    out.fp8_weights_s += depths * one.fp8_weights_s
+    out.flops += depths * mtp_extra_flops(c)
 
 
 def _tp_comm_s(c: StepContext, act: int) -> tuple[float, float]:

@@ -127,6 +127,16 @@ class StagePass:
     def compute(self, side: str) -> float:
         return sum((self.fwd if side == "fwd" else self.bwd)[k] for k in COMPUTE_PARTS)
 
+    def add(self, layer: StagePass, n: int, rec_s: float = 0.0, rec_flops: int = 0) -> None:
+        """Add ``n`` passes of ``layer`` with its recomputation (seconds and FLOPs) to this."""
+        for side in ("fwd", "bwd"):
+            for k, v in getattr(layer, side).items():
+                getattr(self, side)[k] += n * v
+        self.bwd["recompute"] += n * rec_s
+        self.flops += n * (layer.flops + rec_flops)
+        self.fp8_weights_fwd_s += n * layer.fp8_weights_fwd_s
+        self.fp8_weights_s += n * layer.fp8_weights_s
+
 
 @dataclass(frozen=True)
 class StepContext:
@@ -328,13 +338,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
             rec_s, rec_flops = recompute(k_c, layer, moe)
             if moe:
                 floor_host_bound(layer, c.options.moe_layer_host_s, rec_s, c.layout.ckpt)
-            for side in ("fwd", "bwd"):
-                for k, v in getattr(layer, side).items():
-                    getattr(out, side)[k] += count * v
-            out.bwd["recompute"] += count * rec_s
-            out.flops += count * (layer.flops + rec_flops)
-            out.fp8_weights_fwd_s += count * layer.fp8_weights_fwd_s
-            out.fp8_weights_s += count * layer.fp8_weights_s
+            out.add(layer, count, rec_s, rec_flops)
     take_off_free_ffns(c, stage, out, _layer)  # Nemotron-H's mixer-only layers
     add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes
