@@ -87,7 +87,7 @@ from rlmcost.parallel.framework_memory import (
     op_sac_bytes_per_token_layer,
     pp_gathered_bytes,
 )
-from rlmcost.parallel.kv_shared import shared_kv_per_sequence
+from rlmcost.parallel.kv_shared import stage_shared_kv, stage_shared_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.packed_weights import packed_saving_bytes
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -105,20 +105,6 @@ def _fraction(x: object) -> Fraction:
     """An exact sympy Rational (or int) as a Fraction."""
     r = sp.Rational(sp.sympify(x))
     return Fraction(int(r.p), int(r.q))
-
-
-def _shared_kv(arch: Arch, sh: Arch, layers: int, kept: tuple[int, int, int], cp: int) -> int:
-    """Elements a sequence's KV-shared layers on a stage would cache (parallel.kv_shared): a
-    sliding one at the positions the engine keeps (the window's W - 1, SGLang's pool share,
-    or all), a full one at all of them."""
-    per_seq, n_sw, n_pool = kept
-    num, den = SGLANG_SWA_FULL_TOKENS_RATIO
-    pos = min(per_seq, -(-(_int(arch.sliding_window) - 1) // cp)) if n_sw else \
-        per_seq * num // den if n_pool else per_seq  # fmt: skip
-    full = int(sh.full_view().kv_cache_width)
-    return shared_kv_per_sequence((int(arch.n_layers), int(arch.kv_shared_layers),
-                                   int(arch.kv_shared_full_layers)), layers, (pos, per_seq),
-                                  (int(sh.kv_cache_width), full))  # fmt: skip
 
 
 def stage_params(
@@ -160,6 +146,7 @@ def stage_params(
             else 0  # fmt: skip
         dense += _int(n_free * (params_ffn_free_delta(shard) + routed))
         expert -= n_free * routed_here if stage.moe_layers else 0
+    dense += stage_shared_params(arch, shard, stage.dense_layers + stage.moe_layers)  # Gemma 4 E
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)
@@ -303,7 +290,8 @@ def memory_per_stage(
                 n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
                 kv += n_full * per_seq * wider * share.sequences * workload.kv_dtype.bytes
             if int(arch.kv_shared_layers):  # Gemma 4 E's shared layers hold none (kv_shared)
-                kv -= _shared_kv(arch, sh, stage.layers, (per_seq, n_sw, n_pool), layout.cp) * \
+                held = (per_seq, n_sw, n_pool)
+                kv -= stage_shared_kv(arch, sh, stage.layers, held, layout.cp) * \
                     share.sequences * workload.kv_dtype.bytes  # fmt: skip
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 conv = int(sh.linear_state_width) - _recurrent_width(sh)
