@@ -84,6 +84,19 @@ class Arch:
     full_head_dim: Size = 0  # d_h of a full-attention layer (with full_kv_heads)
     full_kv_heads: Size = 0  # h_kv of a full-attention layer
     full_k_eq_v: bool = False  # a full-attention layer has no v_proj
+    # Gemma 4 E2B / E4B (transformers 5.24 ``Gemma4TextModel``, ``Gemma4TextDecoderLayer``):
+    # per-layer input embeddings (PLE) of ple_dim a layer, looked up in a second table of
+    # ple_vocab rows x n_layers ple_dim (a gather), plus the model's d -> n_layers ple_dim
+    # projection; each layer gates its slice in (d -> ple_dim, ple_dim -> d). 0 = none.
+    ple_dim: Size = 0  # p, hidden_size_per_layer_input
+    ple_vocab: Size = 0  # rows of the per-layer embedding table, vocab_size_per_layer_input
+    # The last kv_shared_layers layers (kv_shared_full_layers of them full-attention) reuse the
+    # keys and values of the last earlier layer of their kind: no k/v projections, k norm or
+    # KV cache of their own (num_kv_shared_layers); with kv_shared_wide_ffn their FFN is
+    # 2 d_ff wide (use_double_wide_mlp).
+    kv_shared_layers: Size = 0
+    kv_shared_full_layers: Size = 0
+    kv_shared_wide_ffn: bool = False
     # Parameters outside the decoder stack that no text token passes through: the vision tower
     # of Qwen2-VL / Qwen2.5-VL (rlmcost.specs.hf_vision). Held in memory, not in token FLOPs.
     encoder_params: Size = 0

@@ -80,7 +80,8 @@ def test_every_generated_function_equals_its_symbolic_block(data, model, sizes):
     tp = data.draw(st.sampled_from(_tp_options(model)))
     a = arch_numbers(arch)
     symbolic_sizes = SimpleNamespace(
-        tp=tp, vocab_tp=-(-arch.vocab // tp), **{k: sp.Integer(v) for k, v in sizes.items()}
+        tp=tp, vocab_tp=-(-arch.vocab // tp), ple_vocab_tp=-(-arch.ple_vocab // tp),
+        **{k: sp.Integer(v) for k, v in sizes.items()},
     )
     for block in generate.blocks():
         want = block.build(arch, symbolic_sizes)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from test_dsa import GLM5_CONFIG  # tests/ is on sys.path under pytest
 from test_gemma4 import GEMMA4_CONFIGS
+from test_gemma4e import E_CONFIGS
 from test_latent_moe import SUPER
 from test_launcher_models import LAUNCHER_CONFIGS
 from test_nemo_rl_models import NEMO_RL_CONFIGS
@@ -450,6 +451,7 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     **NEMO_RL_CONFIGS,
     # Gemma 4's text_config (sources in rlmcost/specs/data/models.json, tests/test_gemma4.py)
     **GEMMA4_CONFIGS,
+    **E_CONFIGS,  # E2B / E4B (tests/test_gemma4e.py)
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:

@@ -166,7 +166,7 @@ def test_every_generated_function_equals_its_symbolic_block_with_a_window(spec):
     sizes = dict(context=23, seqs=3, seq=19, prompt=11, response=17, tokens=29, act_bytes=2,
                  fused_glu=1)
     exact = {k: sp.Integer(v) for k, v in sizes.items()}
-    symbolic = SimpleNamespace(tp=1, vocab_tp=arch.vocab, **exact)
+    symbolic = SimpleNamespace(tp=1, vocab_tp=arch.vocab, ple_vocab_tp=arch.ple_vocab, **exact)
     for block in generate.blocks():
         args = [1 if s == "tp" else sizes[s] for s in block.sizes]
         # source: the symbolic core (rlmcost.blocks / parallel.activations) on this arch

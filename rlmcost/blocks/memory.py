@@ -11,6 +11,7 @@ import sympy as sp
 from rlmcost.arch import Arch
 from rlmcost.blocks.attention import Expr, _kv_latent, full_cache_delta
 from rlmcost.blocks.params import params
+from rlmcost.blocks.ple import kv_shared_cache
 from rlmcost.blocks.window import cached_positions
 from rlmcost.choices import Dtype, Head
 
@@ -37,6 +38,7 @@ def memory_kv_cache(arch: Arch, tokens: Expr, seqs: Expr = 1) -> sp.Expr:
     """
     kv = arch.kv_cache_width * cached_positions(arch, tokens)
     kv += full_cache_delta(arch) * arch.n_full_layers * tokens  # Gemma 4's full layers
+    kv -= kv_shared_cache(arch, tokens)  # Gemma 4 E's layers that reuse others' keys and values
     # linear-attention layers keep a fixed state per sequence, whatever its length
     return sp.expand((kv + arch.n_linear_layers * arch.linear_state_width) * seqs)
 

@@ -14,6 +14,7 @@ from rlmcost.blocks.attention import (
     _mla_matmul_weights_per_token,
     linear_attention_weights_per_token,
 )
+from rlmcost.blocks.ple import params_kv_shared_delta, params_ple_embedding, ple_layer_weights
 from rlmcost.blocks.sparse import params_indexer
 from rlmcost.choices import Head
 
@@ -150,11 +151,13 @@ def params_norm(arch: Arch) -> sp.Expr:
 
 def params_layer_dense(arch: Arch) -> sp.Expr:
     """Parameters of one dense Transformer layer: attention, FFN, ``norms_per_layer`` norms
-    (two: pre-attention and pre-FFN; four with Gemma 2/3's post-attention/post-FFN norms)."""
+    (two: pre-attention and pre-FFN; four with Gemma 2/3's post-attention/post-FFN norms),
+    Gemma 4 E's per-layer input gate and projection (:mod:`rlmcost.blocks.ple`)."""
     return (
         params_attention_per_layer(arch)
         + params_ffn(arch, arch.d_ff, arch.mlp_bias)
         + arch.norms_per_layer * params_norm(arch)
+        + ple_layer_weights(arch)
     )
 
 
@@ -164,12 +167,16 @@ def params_layer_moe(arch: Arch) -> sp.Expr:
         params_attention_per_layer(arch)
         + params_moe_per_layer(arch)
         + arch.norms_per_layer * params_norm(arch)
+        + ple_layer_weights(arch)
     )
 
 
 def params_embedding(arch: Arch) -> sp.Expr:
-    """Token embedding (V x d) and learned position embedding, if any."""
-    return sp.sympify(arch.vocab * arch.d_model + arch.n_positions * arch.d_model)
+    """Token embedding (V x d) and learned position embedding, if any; Gemma 4 E's per-layer
+    embedding table, its model projection and norm (:func:`~rlmcost.blocks.ple.
+    params_ple_embedding`)."""
+    return sp.sympify(arch.vocab * arch.d_model + arch.n_positions * arch.d_model
+                      + params_ple_embedding(arch))
 
 
 def params_head(arch: Arch, head: Head = Head.LM) -> sp.Expr:
@@ -201,6 +208,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
         body += arch.n_moe_layers * params_layer_moe(arch)
     # full-attention layers shaped their own way (Gemma 4)
     body += arch.n_full_layers * params_full_attention_delta(arch)
+    # Gemma 4 E's KV-shared layers: no k/v projections, a wider FFN (blocks.ple)
+    body += params_kv_shared_delta(arch)
     # linear-attention layers: a Gated DeltaNet in place of the attention block
     body += arch.n_linear_layers * params_linear_mixer_delta(arch)
     # layers of one kind each (Nemotron-H): some hold a mixer and no FFN

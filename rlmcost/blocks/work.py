@@ -21,6 +21,7 @@ from rlmcost.blocks.attention import (
     linear_attention_weights_per_token,
     linear_decode_saving_per_token,
 )
+from rlmcost.blocks.ple import kv_shared_weights_delta, ple_weights_per_token
 from rlmcost.blocks.sparse import (
     indexer_work_forward,
     indexer_work_per_token,
@@ -71,10 +72,14 @@ def work_linear_per_token(arch: Arch) -> sp.Expr:
     kv_b, o (expanded form; the absorbed decode multiplies the same weights per token).
     Linear-attention (Gated DeltaNet) layers: their projections and their per-token core
     (:func:`~rlmcost.blocks.attention.linear_attention_core_flops_per_token`), which does not
-    grow with the context, so it sits here and not in the attention term.
+    grow with the context, so it sits here and not in the attention term. Gemma 4 E: the
+    per-layer input embeddings' 3 L d p weights, the KV-shared layers' missing k/v
+    projections and wider FFNs (:mod:`rlmcost.blocks.ple`).
     """
     attn = arch.n_softmax_layers * _attention_weights_per_token(arch)
     attn += arch.n_full_layers * full_weights_delta(arch)  # Gemma 4's full layers
+    # Gemma 4 E: the per-layer input embeddings' projections, the KV-shared layers (blocks.ple)
+    attn += ple_weights_per_token(arch) + kv_shared_weights_delta(arch)
     linear = arch.n_linear_layers * linear_attention_weights_per_token(arch)
     core = arch.n_linear_layers * linear_attention_core_flops_per_token(arch)
     return sp.expand(2 * (attn + linear + _matmul_weights_ffn_per_token(arch)) + core)

@@ -30,6 +30,7 @@ from rlmcost.memo import memoized
 from rlmcost.parallel import breakdown as bd
 from rlmcost.parallel import framework_memory as fm
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
+from rlmcost.parallel.kv_shared import shared_kv_per_sequence
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.packed_weights import packed_saving_bytes
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -318,6 +319,10 @@ def memory_per_stage(
             kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
             kv += a.full_attention_layers * n // a.n_layers * per_seq * full_wider * per_shard \
                 if a.fullshape else 0  # fmt: skip
+            sl_pos = kept if n_sw else per_seq * num // den if n_pool else per_seq
+            kv -= shared_kv_per_sequence(  # Gemma 4 E's KV-shared layers hold none
+                (a.n_layers, a.kv_shared_layers, a.kv_shared_full_layers), n, (sl_pos, per_seq),
+                (kv_per_token_layer, kv_per_token_layer + full_wider)) * per_shard  # fmt: skip
             kv = -(-kv // att)  # a rank's share of the requests under DP attention
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 rec = _recurrent(a, tp)

@@ -21,6 +21,7 @@ from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.runtime import ceil_div
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
+from rlmcost.parallel.kv_shared import shared_params_here
 
 if TYPE_CHECKING:
     from rlmcost.parallel.layout import Layout
@@ -155,6 +156,16 @@ def stage_params(
         else:
             dense -= n_free * (g.params_layer_dense(a, tp) - g.params_attention_per_layer(a, tp)
                                - norm)  # fmt: skip
+    if a.kv_shared_layers:  # Gemma 4 E's KV-shared layers, as parallel.memory.stage_params
+        fk = a.full_kv_heads if a.fullshape else a.n_kv_heads
+        fk = 1 if tp > fk and not tp % fk else fk // tp  # parallel.shard._kv_split
+        dh_f = a.full_head_dim if a.fullshape else a.head_dim
+        dense += shared_params_here(
+            (a.n_layers, a.kv_shared_layers, a.kv_shared_full_layers),
+            stage.dense_layers + stage.moe_layers,
+            (a.n_kv_heads // tp * a.head_dim, fk * dh_f, a.head_dim, dh_f),
+            (bool(a.qk_norm), bool(a.qkv_bias), bool(a.full_k_eq_v), bool(a.kv_shared_wide_ffn)),
+            (a.d_model, a.d_ff // tp, 2 if a.ffn_kind_plain else 3))  # fmt: skip
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
         dense += embedding + a.encoder_params

@@ -87,6 +87,7 @@ from rlmcost.parallel.framework_memory import (
     op_sac_bytes_per_token_layer,
     pp_gathered_bytes,
 )
+from rlmcost.parallel.kv_shared import stage_shared_kv, stage_shared_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.packed_weights import packed_saving_bytes
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -145,6 +146,7 @@ def stage_params(
             else 0  # fmt: skip
         dense += _int(n_free * (params_ffn_free_delta(shard) + routed))
         expert -= n_free * routed_here if stage.moe_layers else 0
+    dense += stage_shared_params(arch, shard, stage.dense_layers + stage.moe_layers)  # Gemma 4 E
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)
@@ -287,6 +289,10 @@ def memory_per_stage(
                 wider = int(sh.full_view().kv_cache_width) - int(sh.kv_cache_width)
                 n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
                 kv += n_full * per_seq * wider * share.sequences * workload.kv_dtype.bytes
+            if int(arch.kv_shared_layers):  # Gemma 4 E's shared layers hold none (kv_shared)
+                held = (per_seq, n_sw, n_pool)
+                kv -= stage_shared_kv(arch, sh, stage.layers, held, layout.cp) * \
+                    share.sequences * workload.kv_dtype.bytes  # fmt: skip
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
                 conv = int(sh.linear_state_width) - _recurrent_width(sh)
                 kv += n_lin * share.sequences * (

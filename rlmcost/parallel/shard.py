@@ -90,6 +90,7 @@ def _shard(arch: Arch, tp: Size) -> Arch:
         d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
         d_shared_expert=split(arch.d_shared_expert, tp),
         vocab=split_up(arch.vocab, tp),
+        ple_vocab=split_up(arch.ple_vocab, tp),  # Gemma 4 E's per-layer table, as the embedding
         linear_key_heads=split(arch.linear_key_heads, tp, LINEAR_HEADS),  # Gated DeltaNet's too
         linear_value_heads=split(arch.linear_value_heads, tp, "{x} linear-attention value heads"),
     )

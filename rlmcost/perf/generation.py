@@ -107,7 +107,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     weight_streaming_device,
 )
 from rlmcost.perf.fp4_gemm import quantize_s
-from rlmcost.perf.full_layers import full_decode, full_gemms_s, full_prefill_s
+from rlmcost.perf.full_layers import full_decode, full_gemms_s, full_prefill_s, shared_gemms_s
 from rlmcost.perf.fused_moe import fused_moe_device
 from rlmcost.perf.linear_decode import (
     gate_gemms_s,
@@ -186,7 +186,7 @@ class Engine:
             attn = dk.mla_layer_gemms_s(ad, arch, self.tp // n, ma, self.x)
         else:
             attn = ad.gemm_s(ma, q + 2 * kv, d) + ad.gemm_s(ma, d, q)
-        total = full_gemms_s(arch, sh, ad, ma, attn)  # Gemma 4's full layers (perf.full_layers)
+        total = full_gemms_s(arch, sh, ad, ma, attn) + shared_gemms_s(arch, sh, (ad, fd), (ma, m))
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
         free = int(arch.n_ffn_free_layers)  # Nemotron-H's mixer-only layers: no FFN
         if dense:

@@ -86,7 +86,7 @@ from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fus
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ffn_free import take_off_free_ffns
 from rlmcost.perf.fp8_train import linear_pricer
-from rlmcost.perf.full_layers import kv_projections, layer_kinds
+from rlmcost.perf.full_layers import kv_projections, layer_kinds, ple_gemms
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -210,6 +210,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     else:
         gemm(T, q + kv_projections(arch) * kv, d)  # Gemma 4's full layers: no v_proj
         gemm(T, d, q)
+    ple_gemms(arch, T, gemm)  # Gemma 4 E's per-layer input path (perf.full_layers)
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     g0, f0, mods = out.fwd["gemm"], out.flops, out.modules  # Megatron's modules (selective_ac)

@@ -16,9 +16,17 @@ transformers 5.24 ``models/gemma4/configuration_gemma4.py`` and ``modeling_gemma
   unweighted RMSNorm) and a per-expert scale, and three more d-wide RMSNorms
   (``Gemma4TextDecoderLayer``): eight d-wide weights a layer in all.
 
-Not costed: the per-layer input embeddings (``hidden_size_per_layer_input`` > 0) and the layers
-that reuse another's keys and values (``num_kv_shared_layers``) of the E2B / E4B models, and
-``use_double_wide_mlp``; a config with any of them is refused.
+The E2B / E4B models add (``Gemma4TextModel``, ``Gemma4TextDecoderLayer``, ``Gemma4TextMLP``):
+
+* per-layer input embeddings (``hidden_size_per_layer_input`` p > 0): a table of
+  ``vocab_size_per_layer_input`` rows x L p, a d -> L p projection with a p-wide norm, and in
+  each layer a d -> p gate, a p -> d projection and one more d-wide RMSNorm
+  (``post_per_layer_input_norm``: ``norms_per_layer`` 5);
+* ``num_kv_shared_layers``: the last layers reuse the keys and values of the last earlier
+  layer of their kind (``Gemma4TextConfig.kv_sharing_modes``): no k/v projections, no k norm,
+  no cache; with ``use_double_wide_mlp`` their FFN is 2 ``intermediate_size`` wide.
+
+(``rlmcost.blocks.ple`` counts them.)
 """
 
 from __future__ import annotations
@@ -58,14 +66,6 @@ def gemma4_text(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[st
         notes.append("the language model only: the vision (and audio) encoders and projectors "
                      "of the multimodal checkpoint are not counted")  # fmt: skip
     cfg = {**GEMMA4_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
-    if cfg["hidden_size_per_layer_input"] or cfg["num_kv_shared_layers"] or \
-            cfg["use_double_wide_mlp"]:  # fmt: skip
-        raise SpecError(
-            f"{path}: Gemma 4's per-layer input embeddings (hidden_size_per_layer_input="
-            f"{cfg['hidden_size_per_layer_input']}), KV-sharing layers (num_kv_shared_layers="
-            f"{cfg['num_kv_shared_layers']}) and double-wide MLPs (the E2B / E4B models) are "
-            "not supported; gemma-4-31B and gemma-4-26B-A4B are"
-        )
     if cfg.get("use_bidirectional_attention") == "all":
         raise SpecError(f"{path}: use_bidirectional_attention='all' is an encoder; rlmcost "
                         "costs causal decoders only")  # fmt: skip
@@ -75,7 +75,8 @@ def gemma4_text(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[st
     return cfg, notes
 
 
-def _full_layers(cfg: dict[str, Any], n_layers: int, path: str) -> int:
+def _layer_types(cfg: dict[str, Any], n_layers: int, path: str) -> list[bool]:
+    """Whether each layer attends to every position (transformers' ``layer_types``)."""
     types = cfg.get("layer_types")
     if types is None:
         types = ["sliding_attention" if (i + 1) % 6 else "full_attention"
@@ -84,14 +85,61 @@ def _full_layers(cfg: dict[str, Any], n_layers: int, path: str) -> int:
             set(types) - {"sliding_attention", "full_attention"}:  # fmt: skip
         raise SpecError(f"{path}: layer_types must list 'sliding_attention' or "
                         f"'full_attention' for each of the {n_layers} layers")
-    return sum(t == "full_attention" for t in types[:-1]) + 1  # the last layer is full
+    return [t == "full_attention" for t in types[:-1]] + [True]  # the last layer is full
+
+
+def _ple_and_sharing(cfg: dict[str, Any], full_at: list[bool], path: str) -> dict[str, Any]:
+    """The E models' per-layer embedding and KV-sharing fields (none when they have none)."""
+    n, p, shared = len(full_at), int(cfg["hidden_size_per_layer_input"] or 0), \
+        int(cfg["num_kv_shared_layers"] or 0)  # fmt: skip
+    out: dict[str, Any] = {}
+    if p:
+        out.update(ple_dim=p, ple_vocab=int(cfg.get("vocab_size_per_layer_input")
+                                            or GEMMA4_TEXT_DEFAULTS["vocab_size"]),
+                   norms_per_layer=5)  # fmt: skip
+    if shared:
+        if shared >= n:  # transformers' kv_sharing_modes: every layer "reuse", nothing to share
+            raise SpecError(f"{path}: num_kv_shared_layers={shared} leaves no layer of the "
+                            f"{n} to take keys and values from")  # fmt: skip
+        tail, head = full_at[n - shared:], full_at[:n - shared]
+        if set(tail) - set(head):  # transformers raises the same for a kind with no producer
+            raise SpecError(f"{path}: a KV-shared layer's kind has no earlier layer to share "
+                            "keys and values with")  # fmt: skip
+        out.update(kv_shared_layers=shared, kv_shared_full_layers=sum(tail),
+                   kv_shared_wide_ffn=bool(cfg["use_double_wide_mlp"]))  # fmt: skip
+    return out
+
+
+def ple_notes(fields: dict[str, Any]) -> list[str]:
+    """What the E models' per-layer embeddings and KV-shared layers cost, in words."""
+    notes, n, d = [], int(fields["n_layers"]), int(fields["d_model"])
+    if fields.get("ple_dim"):
+        p, v = int(fields["ple_dim"]), int(fields["ple_vocab"])
+        notes.append(
+            f"per-layer input embeddings: a {v:,} x {n * p:,} table ({v * n * p:,} parameters) "
+            "held as the token embedding is (first pipeline stage, vocabulary-parallel under "
+            "TP, sharded by ZeRO with the rest), its lookup a gather; the d -> L p projection "
+            f"and each layer's gate and projection multiply {3 * n * d * p:,} weights a token"
+        )
+    if fields.get("kv_shared_layers"):
+        k, kf = int(fields["kv_shared_layers"]), int(fields["kv_shared_full_layers"])
+        notes.append(
+            f"the last {k} layers ({kf} full-attention) reuse earlier layers' keys and values: "
+            "no k/v projections and no KV cache of their own" + (
+                "; their FFN is twice as wide (use_double_wide_mlp)"
+                if fields["kv_shared_wide_ffn"] else "") + ". Every token passes through them "
+            "(transformers' generate skips them for earlier prompt positions outside flash "
+            "attention, _maybe_slice_kv_shared_inputs; not modelled)"
+        )
+    return notes
 
 
 def gemma4_fields(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
     """The ModelSpec shape fields of a Gemma 4 language model config (:func:`gemma4_text`'s)
     and the notes on what its costs approximate."""
     n, kv = int(cfg["num_hidden_layers"]), int(cfg["num_key_value_heads"])
-    full = _full_layers(cfg, n, path)
+    full_at = _layer_types(cfg, n, path)
+    full = sum(full_at)
     k_eq_v = bool(cfg["attention_k_eq_v"])
     global_kv = cfg.get("num_global_key_value_heads")
     fields: dict[str, Any] = dict(
@@ -104,7 +152,8 @@ def gemma4_fields(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[
         full_head_dim=cfg.get("global_head_dim") or GLOBAL_HEAD_DIM_DEFAULT,
         full_kv_heads=int(global_kv) if k_eq_v and global_kv else kv, full_k_eq_v=k_eq_v,
     )  # fmt: skip
-    notes: list[str] = []
+    fields.update(_ple_and_sharing(cfg, full_at, path))
+    notes: list[str] = ple_notes(fields)
     if cfg["enable_moe_block"]:
         e = int(cfg.get("num_experts") or 0)
         if not e or not cfg.get("top_k_experts") or not cfg.get("moe_intermediate_size"):
@@ -112,7 +161,8 @@ def gemma4_fields(cfg: dict[str, Any], path: str) -> tuple[dict[str, Any], list[
                             "moe_intermediate_size")  # fmt: skip
         fields.update(n_experts=e, top_k=cfg["top_k_experts"],
                       d_expert=cfg["moe_intermediate_size"], n_shared_experts=1,
-                      d_shared_expert=cfg["intermediate_size"], norms_per_layer=8)  # fmt: skip
+                      d_shared_expert=cfg["intermediate_size"],
+                      norms_per_layer=fields["norms_per_layer"] + 4)  # fmt: skip
         notes.append(UNCOUNTED_NOTE.format(n=n * e, e=e))
     if full < n:
         fields.update(sliding_window=cfg["sliding_window"], full_attention_layers=full)

@@ -123,6 +123,18 @@ class ModelSpec(Checked):
     full_k_eq_v: bool = Field(default=False, description="Gemma 4's attention_k_eq_v: the "
                               "full-attention layers' values are their keys' projection (no "
                               "v_proj); both are still cached")
+    ple_dim: int = Field(default=0, ge=0, description="Gemma 4 E: per-layer input embedding "
+                         "width (hidden_size_per_layer_input); 0 = none")
+    ple_vocab: int = Field(default=0, ge=0, description="Gemma 4 E: rows of the per-layer "
+                           "embedding table (vocab_size_per_layer_input)")
+    kv_shared_layers: int = Field(default=0, ge=0, description="Gemma 4 E: the last layers that "
+                                  "reuse an earlier layer's keys and values (no k/v projection, "
+                                  "no KV cache; num_kv_shared_layers)")
+    kv_shared_full_layers: int = Field(default=0, ge=0, description="of kv_shared_layers, the "
+                                       "full-attention ones")
+    kv_shared_wide_ffn: bool = Field(default=False, description="Gemma 4 E2B's "
+                                     "use_double_wide_mlp: the KV-shared layers' FFN is 2 d_ff "
+                                     "wide")
 
     encoder_params: int = Field(
         default=0,

@@ -19,6 +19,7 @@ def check_structure(spec: ModelSpec) -> None:
     _dsa(spec)
     _window(spec)
     _full_shape(spec)
+    _gemma4e(spec)
     _linear(spec)
     _mamba(spec)
 
@@ -38,6 +39,27 @@ def _full_shape(spec: ModelSpec) -> None:
     if spec.n_heads % spec.full_kv_heads:
         raise SpecError(f"model {spec.name}: full_kv_heads={spec.full_kv_heads} must divide "
                         f"n_heads={spec.n_heads}")
+
+
+def _gemma4e(spec: ModelSpec) -> None:
+    """Gemma 4 E's per-layer embeddings and KV-shared layers: a table with the width, shared
+    layers within the stack (full ones among the full layers) and an earlier layer of each
+    kind whose keys and values they reuse; no MLA or linear attention."""
+    if bool(spec.ple_dim) != bool(spec.ple_vocab):
+        raise SpecError(f"model {spec.name}: ple_dim and ple_vocab go together (Gemma 4's "
+                        "hidden_size_per_layer_input and vocab_size_per_layer_input)")
+    shared, full = spec.kv_shared_layers, spec.kv_shared_full_layers
+    if not (shared or full or spec.kv_shared_wide_ffn):
+        return
+    n_full = spec.full_attention_layers if spec.sliding_window is not None else spec.n_layers
+    if (spec.is_mla or spec.linear_layers or not shared or full > shared
+            or full > n_full - 1 or shared - full > spec.n_layers - n_full - 1
+            or shared >= spec.n_layers):  # fmt: skip
+        raise SpecError(
+            f"model {spec.name}: kv_shared_layers={shared} (kv_shared_full_layers={full}) must "
+            f"leave an earlier layer of each kind to share from ({n_full} of {spec.n_layers} "
+            "layers full); no MLA or linear attention"
+        )
 
 
 def _mamba(spec: ModelSpec) -> None:

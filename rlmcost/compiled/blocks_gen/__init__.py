@@ -240,6 +240,10 @@ INT_FIELDS = (
     'full_attention_layers',
     'full_head_dim',
     'full_kv_heads',
+    'ple_dim',
+    'ple_vocab',
+    'kv_shared_layers',
+    'kv_shared_full_layers',
     'encoder_params',
     'linear_layers',
     'linear_key_heads',
@@ -266,6 +270,7 @@ BOOL_FIELDS = (
     'qk_norm_full',
     'shared_expert_gate',
     'full_k_eq_v',
+    'kv_shared_wide_ffn',
     'attn_output_gate',
     'linear_mamba',
 )
@@ -332,6 +337,10 @@ class ArchNumbers(NamedTuple):
     full_attention_layers: Num
     full_head_dim: Num
     full_kv_heads: Num
+    ple_dim: Num
+    ple_vocab: Num
+    kv_shared_layers: Num
+    kv_shared_full_layers: Num
     encoder_params: Num
     linear_layers: Num
     linear_key_heads: Num
@@ -362,6 +371,7 @@ class ArchNumbers(NamedTuple):
     qk_norm_full: Num
     shared_expert_gate: Num
     full_k_eq_v: Num
+    kv_shared_wide_ffn: Num
     attn_output_gate: Num
     linear_mamba: Num
     ffn_kind_plain: Num

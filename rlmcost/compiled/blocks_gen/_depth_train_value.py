@@ -14,12 +14,10 @@ def depth_train_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
 
     context: positions attended to [tokens]; tokens: token positions.
     """
-    return (a.mla*(-a.dsa*a.n_layers*a.qlora*clog2(maximum(a.q_lora_rank, a.kv_lora_rank
-               + a.qk_rope_head_dim)) + a.dsa*a.n_layers*a.qlora*clog2(maximum(a.q_lora_rank,
-               a.index_head_dim + a.kv_lora_rank + a.qk_rope_head_dim))
-               - a.n_layers*a.qlora*clog2(a.kv_lora_rank) - a.n_layers*a.qlora*clog2(a.kv_lora_rank
-               + a.qk_rope_head_dim) + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank,
-               a.q_lora_rank)) + a.n_layers*a.qlora*clog2(maximum(a.q_lora_rank, a.kv_lora_rank
+    return (a.mla*(-a.n_layers*a.qlora*clog2(a.kv_lora_rank)
+               - a.n_layers*a.qlora*clog2(a.kv_lora_rank + a.qk_rope_head_dim)
+               + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank, a.q_lora_rank))
+               + a.n_layers*a.qlora*clog2(maximum(a.q_lora_rank, a.kv_lora_rank
                + a.qk_rope_head_dim)) - a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(a.kv_lora_rank) + a.n_layers*clog2(a.v_head_dim)
                - a.n_layers*clog2(a.head_dim*a.n_heads) + a.n_layers*clog2(a.n_heads*a.v_head_dim)

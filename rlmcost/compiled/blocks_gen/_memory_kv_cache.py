@@ -15,47 +15,69 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
 
     tokens: token positions; seqs: sequences; tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(seqs*(2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
-               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
-               minimum(a.linear_layers, a.n_layers)
+    return (div(seqs*(2*a.linear_conv_kernel*a.linear_key_head_dim*
+               a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
                + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
                - 2*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
                + a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
                minimum(a.linear_layers, a.n_layers)
                - a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(a.dsa*a.index_head_dim*a.qlora*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.mla*(a.dsa*a.index_head_dim*a.kv_shared_full_layers*
+               a.qlora*a.swa*tp*minimum(tokens, a.sliding_window - 1)
+               - a.dsa*a.index_head_dim*a.kv_shared_layers*a.qlora*a.swa*tp*minimum(tokens,
+               a.sliding_window - 1) + a.dsa*a.index_head_dim*a.qlora*a.swa*tp*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               - 2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*a.swa*minimum(tokens,
+               a.sliding_window - 1)
+               + 2*a.head_dim*a.kv_shared_layers*a.n_kv_heads*a.swa*minimum(tokens,
+               a.sliding_window - 1) - 2*a.head_dim*a.n_kv_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               + a.kv_lora_rank*a.kv_shared_full_layers*a.swa*tp*minimum(tokens, a.sliding_window
+               - 1) - a.kv_lora_rank*a.kv_shared_layers*a.swa*tp*minimum(tokens, a.sliding_window
+               - 1) + a.kv_lora_rank*a.swa*tp*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
-               - 2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
-               + a.kv_lora_rank*a.swa*tp*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
-               + a.qk_rope_head_dim*a.swa*tp*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(tokens, a.sliding_window - 1)))
-               + tokens*(a.fullshape*(2*a.full_head_dim*a.full_kv_heads*a.n_layers*seqs
+               + a.kv_shared_full_layers*a.qk_rope_head_dim*a.swa*tp*minimum(tokens,
+               a.sliding_window - 1)
+               - a.kv_shared_layers*a.qk_rope_head_dim*a.swa*tp*minimum(tokens, a.sliding_window
+               - 1) + a.qk_rope_head_dim*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1))
+               + a.swa*(2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*minimum(tokens,
+               a.sliding_window - 1) - 2*a.head_dim*a.kv_shared_layers*a.n_kv_heads*minimum(tokens,
+               a.sliding_window - 1) + 2*a.head_dim*a.n_kv_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(tokens, a.sliding_window - 1)))
+               + tokens*(a.fullshape*(-2*a.full_head_dim*a.full_kv_heads*
+               a.kv_shared_full_layers*seqs + 2*a.full_head_dim*a.full_kv_heads*a.n_layers*seqs
                - 2*a.full_head_dim*a.full_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               - 2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
                + 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.mla*(a.dsa*a.index_head_dim*a.n_layers*a.qlora*seqs*tp
+               + a.mla*(-a.dsa*a.index_head_dim*a.kv_shared_full_layers*a.qlora*seqs*tp
+               + a.dsa*a.index_head_dim*a.n_layers*a.qlora*seqs*tp
                - a.dsa*a.index_head_dim*a.qlora*seqs*a.swa*tp*maximum(0, -a.full_attention_layers
                + a.n_layers) - a.dsa*a.index_head_dim*a.qlora*seqs*tp*minimum(a.linear_layers,
-               a.n_layers) - 2*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers*seqs
+               a.n_layers)
+               + 2*a.full_head_dim*a.full_kv_heads*a.fullshape*a.kv_shared_full_layers*seqs
+               - 2*a.full_head_dim*a.full_kv_heads*a.fullshape*a.n_layers*seqs
                + 2*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                + 2*a.full_head_dim*a.full_kv_heads*a.fullshape*seqs*minimum(a.linear_layers,
-               a.n_layers) + 2*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               a.n_layers) - 2*a.fullshape*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
+               + 2*a.fullshape*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                - 2*a.fullshape*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 2*a.fullshape*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
-               + a.kv_lora_rank*a.n_layers*seqs*tp - a.kv_lora_rank*seqs*a.swa*tp*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+               - a.kv_lora_rank*a.kv_shared_full_layers*seqs*tp + a.kv_lora_rank*a.n_layers*seqs*tp
+               - a.kv_lora_rank*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
                - a.kv_lora_rank*seqs*tp*minimum(a.linear_layers, a.n_layers)
+               - a.kv_shared_full_layers*a.qk_rope_head_dim*seqs*tp
                + a.n_layers*a.qk_rope_head_dim*seqs*tp
                - a.qk_rope_head_dim*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
                - a.qk_rope_head_dim*seqs*tp*minimum(a.linear_layers, a.n_layers))

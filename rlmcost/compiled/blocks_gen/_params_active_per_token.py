@@ -15,7 +15,8 @@ def params_active_per_token(a: ArchNumbers) -> Num:
     return (a.attn_output_gate*(a.d_model*a.head_dim*a.n_heads*a.n_layers
                - a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 3*a.d_ff*a.d_model*a.n_layers - 3*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
-               a.n_layers) + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               a.n_layers) - 2*a.d_model*a.head_dim*a.kv_shared_layers*a.n_kv_heads
+               + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -23,12 +24,13 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                a.n_layers)
                + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 2*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_positions
-               - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
+               + a.d_model*a.n_layers*a.norms_per_layer + 3*a.d_model*a.n_layers*a.ple_dim
+               + a.d_model*a.n_positions - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
                - a.d_model*minimum(a.ffn_free_layers, a.n_layers) + a.d_model
                + a.ffn_kind_plain*(-a.d_ff*a.d_model*a.n_layers
                + a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
-               + a.full_k_eq_v*(-a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + a.full_k_eq_v*(a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
+               - a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
                + a.fullshape*(a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
                - a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
@@ -38,25 +40,33 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - a.attn_output_gate*a.full_head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
                a.n_layers) - a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
                + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
-               a.n_layers) - a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               a.n_layers)
+               + a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.kv_shared_full_layers
+               - a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
                + a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
-               a.n_layers) + 2*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_kv_heads*a.kv_shared_full_layers
+               + 2*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
                - 2*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - a.d_model*a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
                + a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
                - a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
-               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               a.n_layers) + 2*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
+               - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.kv_shared_full_layers*a.qkv_bias
                - a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers*a.qkv_bias
                + a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.qkv_bias*minimum(a.linear_layers,
-               a.n_layers) + a.full_head_dim*a.full_kv_heads*a.n_layers*a.qk_norm*a.qk_norm_full
+               a.n_layers) - 2*a.full_head_dim*a.full_kv_heads*a.kv_shared_full_layers*a.qkv_bias
+               + a.full_head_dim*a.full_kv_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                + 2*a.full_head_dim*a.full_kv_heads*a.n_layers*a.qkv_bias
                - a.full_head_dim*a.full_kv_heads*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers,
                a.n_layers) - 2*a.full_head_dim*a.full_kv_heads*a.qkv_bias*minimum(a.linear_layers,
-               a.n_layers) + a.full_head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
+               a.n_layers) - a.full_head_dim*a.kv_shared_full_layers*a.qk_norm
+               + a.full_head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                + a.full_head_dim*a.n_heads*a.n_layers*a.qkv_bias
                - a.full_head_dim*a.n_heads*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers,
                a.n_layers) - a.full_head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
@@ -64,9 +74,12 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                + 2*a.full_head_dim*a.n_layers*a.qk_norm
                + 2*a.full_head_dim*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                - 2*a.full_head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers)
+               - a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*a.qkv_bias
                + a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*a.qkv_bias
                - a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers,
-               a.n_layers) - a.head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
+               a.n_layers) + 2*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*a.qkv_bias
+               + a.head_dim*a.kv_shared_full_layers*a.qk_norm
+               - a.head_dim*a.n_heads*a.n_layers*a.qk_norm*a.qk_norm_full
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
                + a.head_dim*a.n_heads*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
@@ -78,6 +91,8 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - 2*a.head_dim*a.n_layers*a.qk_norm
                - 2*a.head_dim*a.qk_norm*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers))
+               + a.kv_shared_wide_ffn*(-a.d_ff*a.d_model*a.ffn_kind_plain*a.kv_shared_layers
+               + 3*a.d_ff*a.d_model*a.kv_shared_layers)
                + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
@@ -261,10 +276,12 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - a.q_lora_rank*a.qkv_bias*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - a.qk_rope_head_dim*a.qkv_bias*minimum(a.linear_layers, a.n_layers))
-               + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers
+               + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.kv_shared_layers*a.kv_shared_wide_ffn
+               - a.d_ff*a.ffn_kind_plain*a.n_layers
                + a.d_ff*a.ffn_kind_plain*minimum(a.ffn_free_layers, a.n_layers)
-               + 2*a.d_ff*a.n_layers - 2*a.d_ff*minimum(a.ffn_free_layers, a.n_layers)
-               + a.d_model*a.n_layers - a.d_model*minimum(a.ffn_free_layers, a.n_layers))
+               + 2*a.d_ff*a.kv_shared_layers*a.kv_shared_wide_ffn + 2*a.d_ff*a.n_layers
+               - 2*a.d_ff*minimum(a.ffn_free_layers, a.n_layers) + a.d_model*a.n_layers
+               - a.d_model*minimum(a.ffn_free_layers, a.n_layers))
                + a.moe*(-a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.latent*a.top_k
                + a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                + a.d_expert*a.d_model*a.ffn_kind_plain*a.latent*a.n_layers*a.top_k
@@ -314,10 +331,12 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - a.d_model*a.n_experts*minimum(a.ffn_free_layers, a.n_layers)
                + a.d_model*a.n_layers*a.shared*a.shared_expert_gate
                - a.d_model*a.shared*a.shared_expert_gate*minimum(a.ffn_free_layers, a.n_layers))
+               + a.n_layers*a.ple_dim*a.ple_vocab
                + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer
                - a.d_model*minimum(a.ffn_free_layers, a.n_layers) + a.d_model)
                + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
-               + a.qk_norm*(a.head_dim*a.n_heads*a.n_layers*a.qk_norm_full
+               + a.ple_dim + a.qk_norm*(-a.head_dim*a.kv_shared_layers
+               + a.head_dim*a.n_heads*a.n_layers*a.qk_norm_full
                - a.head_dim*a.n_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_kv_heads*a.n_layers*a.qk_norm_full
                - a.head_dim*a.n_kv_heads*a.qk_norm_full*minimum(a.linear_layers, a.n_layers)
@@ -326,10 +345,12 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - 2*a.head_dim*minimum(a.linear_layers, a.n_layers))
                + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
                - a.attn_output_gate*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
                - a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
                + a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
-               + a.head_dim*a.n_heads*a.n_layers - a.head_dim*a.n_heads*minimum(a.linear_layers,
-               a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.head_dim*a.kv_shared_layers*a.n_kv_heads + a.head_dim*a.n_heads*a.n_layers
+               - a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.head_dim*a.n_kv_heads*a.n_layers
                - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
                + a.swa*(-a.attn_output_gate*a.d_model*a.full_head_dim*
                a.fullshape*a.n_heads*maximum(0, -a.full_attention_layers + a.n_layers)

@@ -16,4 +16,6 @@ def params_embedding(a: ArchNumbers, tp: Num = 1) -> Num:
     tp: P_t tensor-parallel degree (1 = off).
     """
     vocab_tp = ceil_div(a.vocab, tp)
-    return vocab_tp*(a.d_model) + a.d_model*a.n_positions
+    ple_vocab_tp = ceil_div(a.ple_vocab, tp)
+    return (ple_vocab_tp*(a.n_layers*a.ple_dim) + vocab_tp*(a.d_model)
+               + a.d_model*a.n_layers*a.ple_dim + a.d_model*a.n_positions + a.ple_dim)

@@ -15,7 +15,7 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
     tp: P_t tensor-parallel degree (1 = off).
     """
     return (div(tp*(a.d_model*a.norm_layernorm*a.norms_per_layer + a.d_model*a.norms_per_layer
-               + a.d_model*a.out_bias + a.mla*(a.d_model*a.kv_lora_rank
+               + a.d_model*a.out_bias + 2*a.d_model*a.ple_dim + a.mla*(a.d_model*a.kv_lora_rank
                + a.d_model*a.q_lora_rank*a.qlora + a.d_model*a.qk_rope_head_dim
                + 2*a.head_dim*a.qk_norm*a.qk_norm_full - 2*a.head_dim*a.qk_norm
                + a.kv_lora_rank*a.norm_layernorm + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank

@@ -48,7 +48,8 @@ def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
                + a.n_layers))) + a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers - 6*a.d_ff*a.d_model*minimum(a.ffn_free_layers,
-               a.n_layers) + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               a.n_layers) - 4*a.d_model*a.head_dim*a.kv_shared_layers*a.n_kv_heads
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
@@ -56,26 +57,35 @@ def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
                a.n_layers)
                + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
                a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
-               + 2*a.d_model*a.vocab + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
+               + 6*a.d_model*a.n_layers*a.ple_dim + 2*a.d_model*a.vocab
+               + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_ff*a.d_model*minimum(a.ffn_free_layers, a.n_layers))
-               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + a.full_k_eq_v*(2*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
+               - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
                + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
                - 2*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers,
                a.n_layers) - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
-               a.n_layers) - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
+               a.n_layers)
+               + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.kv_shared_full_layers
+               - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers
                + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*minimum(a.linear_layers,
-               a.n_layers) + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
+               a.n_layers) - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.kv_shared_full_layers
+               + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers
                - 4*a.d_model*a.full_head_dim*a.full_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.full_head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
                + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers
                - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*minimum(a.linear_layers,
-               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               a.n_layers) + 4*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads
+               - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers))
+               + a.kv_shared_wide_ffn*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.kv_shared_layers
+               + 6*a.d_ff*a.d_model*a.kv_shared_layers)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*

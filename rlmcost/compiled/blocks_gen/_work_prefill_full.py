@@ -45,6 +45,7 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                - 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
                - 6*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers)
+               - 4*a.d_model*a.head_dim*a.kv_shared_layers*a.n_kv_heads*seqs
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
@@ -53,9 +54,11 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
                seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*a.n_layers*a.ple_dim*seqs
                + a.ffn_kind_plain*(-2*a.d_ff*a.d_model*a.n_layers*seqs
                + 2*a.d_ff*a.d_model*seqs*minimum(a.ffn_free_layers, a.n_layers))
-               + a.full_k_eq_v*(-2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + a.full_k_eq_v*(2*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
+               - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers))
                + a.fullshape*(2*a.attn_output_gate*a.d_model*a.full_head_dim*
                a.n_heads*a.n_layers*seqs
@@ -63,20 +66,26 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                seqs*minimum(a.linear_layers, a.n_layers)
                - 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
-               a.n_layers)
+               a.n_layers) + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.kv_shared_full_layers*seqs
                - 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers*seqs
                + 2*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
                seqs*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.kv_shared_full_layers*seqs
                + 4*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers*seqs
                - 4*a.d_model*a.full_head_dim*a.full_kv_heads*seqs*minimum(a.linear_layers,
                a.n_layers) + 4*a.d_model*a.full_head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.d_model*a.full_head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
                + 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                - 2*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers,
-               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               a.n_layers) + 4*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seqs
+               - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               + a.kv_shared_wide_ffn*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.kv_shared_layers*seqs
+               + 6*a.d_ff*a.d_model*a.kv_shared_layers*seqs)
                + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*

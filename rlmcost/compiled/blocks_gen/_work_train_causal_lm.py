@@ -19,6 +19,7 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
                + 18*a.d_ff*a.d_model*a.n_layers*seq
                - 18*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers)
+               - 12*a.d_model*a.head_dim*a.kv_shared_layers*a.n_kv_heads*seq
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
@@ -27,26 +28,32 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
                seq*minimum(a.linear_layers, a.n_layers)
                + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
-               + 6*a.d_model*seq*a.vocab + a.ffn_kind_plain*(-6*a.d_ff*a.d_model*a.n_layers*seq
+               + 18*a.d_model*a.n_layers*a.ple_dim*seq + 6*a.d_model*seq*a.vocab
+               + a.ffn_kind_plain*(-6*a.d_ff*a.d_model*a.n_layers*seq
                + 6*a.d_ff*a.d_model*seq*minimum(a.ffn_free_layers, a.n_layers))
-               + a.full_k_eq_v*(-6*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + a.full_k_eq_v*(6*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seq
+               - 6*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
                + 6*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers))
                + a.fullshape*(6*a.attn_output_gate*a.d_model*a.full_head_dim*
                a.n_heads*a.n_layers*seq - 6*a.attn_output_gate*a.d_model*a.full_head_dim*a.n_heads*
                seq*minimum(a.linear_layers, a.n_layers)
                - 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
-               a.n_layers)
+               a.n_layers) + 6*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
+               a.kv_shared_full_layers*seq
                - 6*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*a.n_layers*seq
                + 6*a.d_model*a.full_head_dim*a.full_k_eq_v*a.full_kv_heads*
                seq*minimum(a.linear_layers, a.n_layers)
+               - 12*a.d_model*a.full_head_dim*a.full_kv_heads*a.kv_shared_full_layers*seq
                + 12*a.d_model*a.full_head_dim*a.full_kv_heads*a.n_layers*seq
                - 12*a.d_model*a.full_head_dim*a.full_kv_heads*seq*minimum(a.linear_layers,
                a.n_layers) + 12*a.d_model*a.full_head_dim*a.n_heads*a.n_layers*seq
                - 12*a.d_model*a.full_head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.d_model*a.full_k_eq_v*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seq
                + 6*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*a.n_layers*seq
                - 6*a.d_model*a.full_k_eq_v*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers,
-               a.n_layers) - 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               a.n_layers) + 12*a.d_model*a.head_dim*a.kv_shared_full_layers*a.n_kv_heads*seq
+               - 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
@@ -60,6 +67,8 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.head_dim*a.n_heads*a.n_layers*seq**2 + 6*a.head_dim*a.n_heads*a.n_layers*seq
                - 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 6*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + a.kv_shared_wide_ffn*(-6*a.d_ff*a.d_model*a.ffn_kind_plain*a.kv_shared_layers*seq
+               + 18*a.d_ff*a.d_model*a.kv_shared_layers*seq)
                + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
                seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*

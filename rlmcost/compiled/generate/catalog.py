@@ -21,10 +21,11 @@ class Block:
 
 
 def shard(arch: Any, s: SimpleNamespace) -> Any:
-    """``parallel.shard.tp_shard(arch, tp)`` with its padded vocabulary as ``vocab_tp``."""
+    """``parallel.shard.tp_shard(arch, tp)`` with its padded vocabulary as ``vocab_tp`` (and
+    Gemma 4 E's per-layer embedding table's as ``ple_vocab_tp``)."""
     from rlmcost.parallel.shard import tp_shard
 
-    return tp_shard(arch, s.tp).with_(vocab=s.vocab_tp)
+    return tp_shard(arch, s.tp).with_(vocab=s.vocab_tp, ple_vocab=s.ple_vocab_tp)
 
 
 def _dtype(nbytes: Any) -> Any:

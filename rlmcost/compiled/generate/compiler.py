@@ -89,9 +89,9 @@ class Compiler:
         self.fields = arch_fields()
         self.int_syms = int_symbols(self.fields.ints, positive=True)
         self.flag_syms = int_symbols(self.fields.flags, nonnegative=True)
-        self.size_syms = int_symbols((*SIZES, "vocab_tp"), positive=True)
+        self.size_syms = int_symbols((*SIZES, "vocab_tp", "ple_vocab_tp"), positive=True)
         rng = random.Random(20240611)
-        names = (*self.fields.ints, *SIZES, "vocab_tp")
+        names = (*self.fields.ints, *SIZES, "vocab_tp", "ple_vocab_tp")
         self.points = [
             {n: sp.Integer(rng.randint(2, 2 ** rng.randint(2, 40))) for n in names}
             for _ in range(self.N_POINTS)
@@ -136,7 +136,7 @@ class Compiler:
         key = (block.name, id(values), on)
         if not traced and key in self._cache:
             return self._cache[key]
-        sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
+        sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp", "ple_vocab_tp")})
         value = block.build(self.arch(values, on, traced), sizes)
         if not isinstance(value, sp.Rational):  # a number at the points: expand keeps it
             value = sp.expand(value)
@@ -231,7 +231,7 @@ class Compiler:
 
         rng = random.Random(block.name)
         masks = sorted(values)
-        sizes = SimpleNamespace(**{n: point[n] for n in (*SIZES, "vocab_tp")})
+        sizes = SimpleNamespace(**{n: point[n] for n in (*SIZES, "vocab_tp", "ple_vocab_tp")})
         with numeric_min_max():
             for m in rng.sample(masks, min(self.CHECKS, len(masks))):
                 on = self.reduced(frozenset(f for i, f in enumerate(flags) if m >> i & 1))

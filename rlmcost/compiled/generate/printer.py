@@ -228,7 +228,10 @@ def function_source(block: Block, expr: Any, printer: Any) -> str:
     lines = [signature, f'    """{doc.lstrip()}', '    """']
     if "vocab_tp" in used:
         lines.append("    vocab_tp = ceil_div(a.vocab, tp)")
-    lines.append(_wrap("    return ", code(expr, (*block.sizes, "vocab_tp"), printer)))
+    if "ple_vocab_tp" in used:  # Gemma 4 E's per-layer table, vocabulary-parallel too
+        lines.append("    ple_vocab_tp = ceil_div(a.ple_vocab, tp)")
+    lines.append(_wrap("    return ", code(expr, (*block.sizes, "vocab_tp", "ple_vocab_tp"),
+                                         printer)))
     return "\n".join(lines)
 
 
