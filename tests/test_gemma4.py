@@ -198,3 +198,56 @@ def test_the_step_models_attention_follows_each_kind():
                 for kind, n in layer_kinds(G31, 60))  # fmt: skip
     body = bl.work_train(G31, 1, s, AttnCounting.CAUSAL) - 3 * s * bl.work_head_per_token(G31)
     assert flops == int(body)
+
+
+@pytest.mark.parametrize("arch", [G31, G26], ids=["31b", "26b-a4b"])
+def test_stage_weights_hold_the_full_layers_own_widths(arch):
+    # one rank holding the whole model holds transformers' count (tests/test_registry_configs.py:
+    # Gemma4ForCausalLM on the meta device, the 26B-A4B's routers' per-expert scales aside);
+    # over stages the full layers' extra widths follow their count in proportion (one in six);
+    # both memory models agree on every stage
+    from rlmcost.blocks.params import params_full_attention_delta
+    from rlmcost.choices import Head
+    from rlmcost.parallel import breakdown as bd
+    from rlmcost.parallel import memory as pm
+    from rlmcost.parallel.shard import stages
+
+    whole = stages(arch, Layout())[0]
+    p = pm.stage_params(arch, Layout(), whole, Head.LM)
+    assert p.dense + p.expert == int(bl.params(arch))
+    assert bd.stage_params(arch, Layout(), whole, Head.LM) == p
+    for tp, pp in ((2, 2), (4, 5), (8, 3)):
+        layout = Layout(tp=tp, pp=pp)
+        for stage in stages(arch, layout):
+            got = pm.stage_params(arch, layout, stage, Head.LM)
+            assert bd.stage_params(arch, layout, stage, Head.LM) == got
+            base = pm.stage_params(arch.with_(full_head_dim=0, full_kv_heads=0,
+                                              full_k_eq_v=False), layout, stage, Head.LM)
+            n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
+            delta = int(params_full_attention_delta(tp_shard(arch, tp)))
+            assert got.dense - base.dense == n_full * delta
+
+
+def test_saved_activations_hold_the_full_layers_own_widths():
+    # without recomputation a full layer keeps its wider queries, attention output and its
+    # own K/V (parallel.activations of Arch.full_view): 31B, one rank, 10 full layers of 60;
+    # the compiled twin agrees.
+    # By hand, per token: bf16 q, q-norm input and attention output at 32 x 512 not 32 x 256;
+    # k, k-norm input and v at 4 x 512 not 16 x 256; the k-norm's fp32 rstd for 4 heads not 16
+    from rlmcost.compiled import memory as cm
+    from rlmcost.parallel import memory as pm
+    from rlmcost.parallel.activations import saved_bytes_per_token_layer as saved
+    from rlmcost.parallel.layout import Checkpointing
+
+    flat = G31.with_(full_head_dim=0, full_kv_heads=0, full_k_eq_v=False)
+    per_layer = int(saved(G31.full_view()) - saved(G31))
+    assert per_layer == 2 * 3 * (32 * (512 - 256) - (16 * 256 - 4 * 512)) - 4 * (16 - 4)
+    # 4,096 tokens: every full layer's extra kept; under full recomputation only the one layer
+    # rebuilt during the backward, which a full layer sets
+    for ckpt, more in ((Checkpointing.NONE, 4096 * 10 * per_layer),
+                       (Checkpointing.FULL, 4096 * per_layer)):
+        layout = Layout(ckpt=ckpt)
+        got = pm.memory_per_stage(G31, layout, pm.Mode.TRAIN, 1, 4096)[0].activations
+        base = pm.memory_per_stage(flat, layout, pm.Mode.TRAIN, 1, 4096)[0].activations
+        assert got - base == more
+        assert cm.memory_per_stage(G31, layout, "train", 1, 4096)[0].activations == got

@@ -161,19 +161,16 @@ def test_bad_sharing_is_refused():
 
 
 def test_memory_models_hold_the_shared_layers_weights_and_caches():
-    # one rank holding the whole E2B: its parameters are transformers' less the 7 full
-    # layers' own shapes, which per-stage weights leave out for every Gemma 4 (blocks.params'
-    # params_full_attention_delta); both memory models agree
-    from rlmcost.blocks.params import params_full_attention_delta
+    # one rank holding the whole E2B: its parameters are transformers' (the 7 full layers at
+    # their own widths included); both memory models agree
     from rlmcost.choices import Head
     from rlmcost.parallel import breakdown as bd
     from rlmcost.parallel import memory as pm
     from rlmcost.parallel.shard import stages
 
-    full_delta = 7 * int(params_full_attention_delta(E2B))
     stage = stages(E2B, Layout())[0]
     p = pm.stage_params(E2B, Layout(), stage, Head.LM)
-    assert p.dense + p.expert == TRANSFORMERS_PARAMS["gemma-4-e2b"] - full_delta
+    assert p.dense + p.expert == TRANSFORMERS_PARAMS["gemma-4-e2b"]
     assert bd.stage_params(E2B, Layout(), stage, Head.LM) == p
     # the engine's cache of one sequence: 12 sliding layers at 511 kept positions (vLLM frees
     # the window's blocks: parallel.kv_shared) and 3 full ones, the shared layers none

@@ -48,13 +48,20 @@ def _full_kv_wider(a: g.ArchNumbers, tp: int) -> int:
     ``shard.tp_shard`` holds them); 0 when the full layers are shaped as the others."""
     if not a.fullshape:
         return 0
-    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
-                      full_kv_heads=0, fullshape=0)  # fmt: skip
+    full = _full_layer(a, tp)
+
     def one(b: g.ArchNumbers) -> int:  # one replicated KV head per rank past the heads
         return int(g.kv_cache_per_token_layer(b._replace(n_kv_heads=tp) if replicates_kv(b, tp)
                                               else b, tp))  # fmt: skip
 
     return one(full) - one(a)
+
+
+def _full_layer(a: g.ArchNumbers, tp: int) -> g.ArchNumbers:
+    """Gemma 4's full-attention layer on a TP rank: ``Arch.full_view`` as tp_shard holds it."""
+    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
+                      full_kv_heads=0, fullshape=0)  # fmt: skip
+    return full._replace(n_kv_heads=tp) if replicates_kv(full, tp) else full
 
 
 def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
@@ -260,6 +267,12 @@ def memory_per_stage(
         sac = layout.op_sac and layout.ckpt is Checkpointing.SELECTIVE  # torchtitan's op SAC
         if sac:  # parallel.framework_memory
             saved[False] = fm.op_sac_of(a, tp, sp_on, x)
+        full_saved = {}  # Gemma 4's full layers at their own widths (kept, rebuilt)
+        if a.fullshape and not sac:
+            fa = _full_layer(a, tp)
+            full_saved = {m: (saved_bytes(fa, tp, sp_on, layout.ckpt, m, x, glu),
+                              saved_bytes(fa, tp, sp_on, Checkpointing.NONE, m, x, glu))
+                          for m in (False, True)}  # fmt: skip
     else:
         buffer = Fraction(g.memory_inference_buffer(a, 1, tp))
         if sp_on and tp > 1:
@@ -291,6 +304,9 @@ def memory_per_stage(
             buffers = fm.pp_gathered_bytes(p.dense + p.expert, w)
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]
+            n_full = a.full_attention_layers * (n_dense + n_moe) // a.n_layers if full_saved else 0
+            if n_full:  # in proportion, as parallel.memory
+                kept += n_full * (full_saved[bool(n_moe)][0] - saved[bool(n_moe)])
             if last:
                 kept += final_norm_input
             in_flight = in_flight_layer_microbatches(
@@ -299,7 +315,9 @@ def memory_per_stage(
             total = in_flight * mb_tokens * Fraction(kept)
             if layout.ckpt is Checkpointing.FULL:
                 kinds = [m for m, n in ((False, n_dense), (True, n_moe)) if n]
-                total += mb_tokens * max((Fraction(rebuilt[m]) for m in kinds), default=0)
+                ones = [rebuilt[m] for m in kinds]
+                ones += [full_saved[bool(n_moe)][1]] if n_full else []
+                total += mb_tokens * max((Fraction(r) for r in ones), default=0)
             elif sac and n_dense:  # the rest of one layer rebuilt for one micro-batch
                 total += mb_tokens * (Fraction(rebuilt[False]) - saved[False])
             act = ceil(total)

@@ -67,7 +67,7 @@ import sympy as sp
 
 from rlmcost import blocks as bl
 from rlmcost.arch import Arch
-from rlmcost.blocks.params import params_ffn_free_delta
+from rlmcost.blocks.params import params_ffn_free_delta, params_full_attention_delta
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
@@ -147,6 +147,9 @@ def stage_params(
         dense += _int(n_free * (params_ffn_free_delta(shard) + routed))
         expert -= n_free * routed_here if stage.moe_layers else 0
     dense += stage_shared_params(arch, shard, stage.dense_layers + stage.moe_layers)  # Gemma 4 E
+    if int(arch.n_full_layers):  # Gemma 4's full layers: their own widths, in proportion
+        n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
+        dense += n_full * _int(params_full_attention_delta(shard))
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)
@@ -166,6 +169,10 @@ def _activation_bytes_train(
 ) -> int:
     dtype = workload.activation_dtype
     tp, sp_on, ckpt = layout.tp, layout.sp, layout.ckpt
+    op_sac = layout.op_sac and ckpt is Checkpointing.SELECTIVE  # torchtitan's (framework_memory)
+    # Gemma 4's full layers at their own widths, in proportion (as their weights and KV cache)
+    n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers) \
+        if arch.has_full_shape and not op_sac else 0  # fmt: skip
 
     def per_token(c: Checkpointing) -> Fraction:
         total = 0
@@ -177,9 +184,13 @@ def _activation_bytes_train(
             total += stage.moe_layers * saved_bytes_per_token_layer(
                 arch, tp, sp_on, c, True, dtype, fused_glu
             )
+        if n_full:
+            moe = bool(stage.moe_layers)
+            total += n_full * (
+                saved_bytes_per_token_layer(arch.full_view(), tp, sp_on, c, moe, dtype, fused_glu)
+                - saved_bytes_per_token_layer(arch, tp, sp_on, c, moe, dtype, fused_glu))
         return _fraction(total)
 
-    op_sac = layout.op_sac and ckpt is Checkpointing.SELECTIVE  # torchtitan's (framework_memory)
     kept = _op_sac(arch, layout, dtype.bytes) * stage.layers if op_sac else per_token(ckpt)
     if stage.last:  # the final norm's input (and the head's, under torchtitan's loss)
         kept += Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
@@ -191,8 +202,10 @@ def _activation_bytes_train(
     total = in_flight * share.tokens_per_micro_batch * kept
     if ckpt is Checkpointing.FULL:  # one layer rebuilt for one micro-batch during its backward
         rebuilt = [
-            saved_bytes_per_token_layer(arch, tp, sp_on, Checkpointing.NONE, moe, dtype, fused_glu)
+            saved_bytes_per_token_layer(shape, tp, sp_on, Checkpointing.NONE, moe, dtype,
+                                        fused_glu)
             for moe, n in ((False, stage.dense_layers), (True, stage.moe_layers))
+            for shape in ((arch, arch.full_view()) if n_full else (arch,))
             if n
         ]
         # a stage of no layers (a layout string's 'E|' or '|L' stage) rebuilds none
