@@ -13,7 +13,7 @@ mean of its two errors. Last, it splits the H100 - A100 excess by the predicted 
 shares (least squares without intercept, each coefficient with its standard error): GEMMs of the
 forward and backward, the recomputed forward (checkpointed rows; mostly GEMMs), attention, and the
 rest (memory-bound kernels, optimizer, exposed communication). A cause that slows only the
-forward GEMMs (cuBLASLt's 1 MiB workspace of PyTorch before 2.3, nn.Linear's bias epilogue) would
+forward GEMMs (PyTorch's 1 MiB cuBLASLt workspace before PR 120925, nn.Linear's bias epilogue) would
 weigh on the recompute share more than twice as on the GEMM share (a third of whose time is the
 forward's).
 It prints; it asserts nothing.
