@@ -9,7 +9,14 @@ metrics; only the model, sequence, GPUs, micro-batch, global batch and checkpoin
 prints, for each H100 configuration that the A100 table also ran on 8 GPUs, both errors and
 their difference with the predicted step's attention share. A configuration the record ran
 twice (the A100 125M and 350M rows at seq 2048, micro-batch 32) enters the comparison with the
-mean of its two errors. It prints; it asserts nothing.
+mean of its two errors. Last, it splits the H100 - A100 excess by the predicted H100 step's time
+shares (least squares without intercept, each coefficient with its standard error): GEMMs of the
+forward and backward, the recomputed forward (checkpointed rows; mostly GEMMs), attention, and the
+rest (memory-bound kernels, optimizer, exposed communication). A cause that slows only the
+forward GEMMs (PyTorch's 1 MiB cuBLASLt workspace before PR 120925, nn.Linear's bias epilogue) would
+weigh on the recompute share more than twice as on the GEMM share (a third of whose time is the
+forward's).
+It prints; it asserts nothing.
 
 Data: ``benchmarks/data/llm_foundry_h100new_bf16.csv``: the amp_bf16 rows of
 ``scripts/train/benchmarking/h100new.csv`` in mosaicml/llm-foundry at 568e61d2f (the parent of
@@ -26,6 +33,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rlmcost.errors import SpecError
 from rlmcost.perf.validate import load_table, predict_row
 
@@ -39,6 +48,7 @@ SHAPES = {  # scripts/train/yamls/pretrain/mpt-*.yaml: n_layers, d_model, n_head
     "760m": (24, 1536, 12), "1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32),
     "13b": (40, 5120, 40), "30b": (48, 7168, 64), "70b": (80, 8192, 64),
 }  # fmt: skip
+KINDS = ("GEMM", "recompute", "attention", "rest")
 
 
 def _row(r: dict[str, str], templates: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -60,7 +70,7 @@ def _row(r: dict[str, str], templates: dict[str, dict[str, Any]]) -> dict[str, A
 
 def main() -> None:
     templates = {r["id"]: r for r in load_table()["rows"]}
-    runs: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (gpu, id) -> (error, attn)
+    runs: dict[tuple[str, str], list[tuple[float, tuple[float, ...]]]] = {}  # -> (error, shares)
     with DATA.open() as f:
         for r in csv.DictReader(f):
             row = _row(r, templates)
@@ -72,19 +82,20 @@ def main() -> None:
             except SpecError as e:  # a configuration rlmcost calls out of memory or invalid
                 print(f"{r['GPU']} {row['id']}: not predicted ({e})")
                 continue
-            attn = p.step.compute_s.get("attention", 0.0) / p.step.step_s
-            runs.setdefault((r["GPU"], row["id"]), []).append((p.error, attn))
+            runs.setdefault((r["GPU"], row["id"]), []).append((p.error, _shares(p.step)))
     errors = {k: (sum(e for e, _ in v) / len(v), v[0][1]) for k, v in runs.items()}
     print(f"{'configuration':28s} {'H100':>7s} {'A100':>7s} {'excess':>7s} {'attn':>5s}")
-    pairs = []
-    for (gpu, key), (err, attn) in sorted(errors.items()):
+    pairs, shares = [], []
+    for (gpu, key), (err, share) in sorted(errors.items()):
         if gpu != "h100_80gb":
             continue
         a100 = errors.get(("a100_80gb", key))
+        attn = share[KINDS.index("attention")]
         if a100 is None:
             print(f"{key:28s} {err:+7.1%} {'':>7s} {'':>7s} {attn:5.0%}")
             continue
         pairs.append((attn, err - a100[0]))
+        shares.append(share)
         print(f"{key:28s} {err:+7.1%} {a100[0]:+7.1%} {err - a100[0]:+7.1%} {attn:5.0%}")
     for gpu in TEMPLATE:
         e = [err for (g, _), v in runs.items() if g == gpu for err, _ in v]
@@ -98,6 +109,29 @@ def main() -> None:
             f"H100 - A100 error over {n} configurations: {my:+.1%} mean; {my - b * mx:+.1%} "
             f"at no attention, {my + b * (1 - mx):+.1%} at all attention (least squares)"
         )
+    if len(pairs) > len(KINDS):
+        coef, se, rms = by_share(np.array(shares), np.array([y for _, y in pairs]))
+        terms = ", ".join(
+            f"{k} {c:+.1%} +- {e:.1%}" for k, c, e in zip(KINDS, coef, se, strict=True)
+        )
+        print(f"H100 - A100 error per unit of the H100 step's time share: {terms} (rms {rms:.1%})")
+
+
+def _shares(step: Any) -> tuple[float, ...]:
+    """The predicted step's time shares of :data:`KINDS` (the rest: 1 - the others)."""
+    c = step.compute_s
+    parts = [c.get(k, 0.0) / step.step_s for k in ("gemm", "recompute", "attention")]
+    return (*parts, 1.0 - sum(parts))
+
+
+def by_share(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least squares ``y = x c`` (no intercept): the coefficients, their standard errors and the
+    rms residual."""
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    resid = y - x @ coef
+    dof = len(y) - x.shape[1]
+    se = np.sqrt(np.diag(resid @ resid / dof * np.linalg.inv(x.T @ x)))
+    return coef, se, float(np.sqrt(resid @ resid / len(y)))
 
 
 if __name__ == "__main__":

@@ -48,3 +48,33 @@ def test_shapes_give_the_record_parameter_counts() -> None:
     for model, (layers, d, _heads) in g.SHAPES.items():
         params = 50368 * d + layers * (12 * d * d + 2 * d) + d
         assert counts[model] == pytest.approx(params, rel=0.005), model
+
+
+def test_share_split_recovers_known_coefficients() -> None:
+    # the split's least squares, on excesses made from known per-share coefficients: exact
+    # data gives them back with zero standard error; one perturbed point gives a nonzero error
+    import numpy as np
+
+    g = _script()
+    rng = np.random.default_rng(0)
+    x = rng.dirichlet(np.ones(len(g.KINDS)), size=12)
+    truth = np.array([0.17, 0.2, 0.08, -0.02])
+    coef, se, rms = g.by_share(x, x @ truth)
+    assert np.allclose(coef, truth) and np.allclose(se, 0.0, atol=1e-9) and rms < 1e-12
+    y = x @ truth
+    y[0] += 0.05
+    assert g.by_share(x, y)[1].min() > 0
+
+
+def test_shares_are_the_steps_time_buckets() -> None:
+    # the template row's predicted step: GEMM, recompute and attention shares are its
+    # compute_s buckets over its step time, and the four shares sum to one
+    from rlmcost.perf.validate import load_table, predict_row
+
+    g = _script()
+    row = next(r for r in load_table()["rows"] if r["id"] == g.TEMPLATE["h100_80gb"])
+    step = predict_row(row).step
+    shares = g._shares(step)
+    assert shares[g.KINDS.index("GEMM")] == step.compute_s["gemm"] / step.step_s
+    assert shares[g.KINDS.index("attention")] == step.compute_s["attention"] / step.step_s
+    assert abs(sum(shares) - 1.0) < 1e-12 and min(shares) >= 0

@@ -65,3 +65,22 @@ def test_mp_default_reduces_in_bf16_in_the_runs_composer():
     assert all(r["options"]["grad_reduce_bytes"] == 2 for r in rows.values())
     mp = load_table()["sources"]["llm_foundry_h100"]["assumptions"][4]
     assert mp.startswith("MP Mode DEFAULT") and "PR 2628" in mp and "grad_reduce_bytes 2" in mp
+
+
+def test_the_runs_cublas_is_no_slower_h100_gemm_era():
+    # stas00/ml-engineering compute/accelerator/README.md, MAMF BF16 (TFLOP/s): H100 SXM 792.1
+    # 'CUDA-12.1' @b48e07c and 785.5 at torch 2.5.1+cu121 @488e893 (cuBLAS 12.1.3.1, the runs'),
+    # 794.5 at 2.7.0+cu126 @744d01e1; A100 SXM 267.9 'CUDA-12.1' @b48e07c, 271.2 at 2.6.0+cu126
+    from rlmcost.perf.efficiency import default_profile
+
+    h100_cu121, h100_later = (792.1, 785.5), 794.5
+    a100_cu121, a100_later = 267.9, 271.2
+    assert all(abs(x / h100_later - 1) < 0.012 for x in h100_cu121)
+    # the H100 loses no more to CUDA 12.1 than the A100 control does: no H100-only era factor
+    assert min(h100_cu121) / h100_later > a100_cu121 / a100_later - 0.001
+    # so the H100 profile keeps the H200's sustained MSMF (702.9 / 989), not an era-scaled rate
+    assert default_profile("h100-sxm").gemm_efficiency == round(702.9 / 989, 3)
+    checked = load_table()["sources"]["llm_foundry_h100"]["assumptions"][-1]
+    assert checked.startswith("checked for the H100 rows' excess")
+    for cite in ("@b48e07c", "792.1", "PR 120925", "PR 101145", "@082816f", "PR 141959"):
+        assert cite in checked, cite
