@@ -17,12 +17,16 @@ if TYPE_CHECKING:
     from typer.core import TyperGroup
 
 
-def run_import(framework: str, q: Any, hardware: str, json_out: bool) -> None:
+def run_import(framework: str, q: Any, hardware: str | None, json_out: bool) -> None:
     """Print the query, conversions and deployment; the estimate is the query's command
-    (``framework``: the subcommand of `rlmcost import`)."""
+    (``framework``: the subcommand of `rlmcost import`; ``hardware``: -H, else the one the
+    importer read from the config, else the default)."""
     from rich.markup import escape
 
-    q.set("--hardware", hardware)  # the query states each option once (ImportedQuery.set)
+    from rlmcost.algorithms.options import DEFAULT_HARDWARE
+
+    if hardware is not None or "--hardware" not in dict(q.flags):
+        q.set("--hardware", hardware or DEFAULT_HARDWARE)  # each option once (ImportedQuery.set)
     argv = q.argv()
     for line in q.notes:
         note(f"note: {line}")

@@ -26,8 +26,11 @@ import_app = App(
 )
 
 Hardware = Annotated[
-    str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
-]
+    str | None,
+    typer.Option("--hardware", "-H",
+                 help=f"Accelerator (see `rlmcost hardware`). Default: {DEFAULT_HARDWARE}, or "
+                      "the one the config implies (NeMo RL's 4-GPU nodes: gb200)."),
+]  # fmt: skip
 JsonOut = Annotated[bool, typer.Option(
     "--json", help="Print JSON (query, conversions, deployment, estimate).")]  # fmt: skip
 Overrides = Annotated[list[str] | None, typer.Argument(
@@ -71,7 +74,7 @@ def import_verl_command(
         ),
     ] = None,
     env: Env = None,
-    hardware: Hardware = DEFAULT_HARDWARE,
+    hardware: Hardware = None,
     json_out: JsonOut = False,
 ) -> None:
     """A verl config (keys of verl/trainer/config/ppo_trainer.yaml) and verl's key=value
@@ -103,7 +106,7 @@ def import_openrlhf_command(
     gpus: Annotated[int | None, typer.Option(min=1, help="The GPUs of a train_dpo launch whose "
                     "launcher does not say (deepspeed without --num_gpus or --include runs on "
                     "every GPU of its machine).")] = None,  # fmt: skip
-    hardware: Hardware = DEFAULT_HARDWARE,
+    hardware: Hardware = None,
     json_out: JsonOut = False,
 ) -> None:
     """OpenRLHF's command line, e.g. `rlmcost import openrlhf -- --pretrain M
@@ -141,7 +144,7 @@ def import_trl_command(
             "each stated with its PR. Default: the current TRL."
         ),
     ] = None,
-    hardware: Hardware = DEFAULT_HARDWARE,
+    hardware: Hardware = None,
     json_out: JsonOut = False,
 ) -> None:
     """A TRL GRPO config (GRPOConfig, ModelConfig and ScriptArguments keys, as `trl grpo
@@ -168,7 +171,7 @@ def import_nemo_rl_command(
             "Default: NeMo RL v0.7's vLLM 0.20.0."
         ),
     ] = None,
-    hardware: Hardware = DEFAULT_HARDWARE,
+    hardware: Hardware = None,
     json_out: JsonOut = False,
 ) -> None:
     """A NeMo RL GRPO config (examples/configs/grpo_math_1B.yaml keys) with Hydra-style
@@ -201,7 +204,7 @@ def import_slime_command(
     ] = None,
     prompt_len: Annotated[int | None, SLIME_PROMPT_LEN] = None,
     env: Env = None,
-    hardware: Hardware = DEFAULT_HARDWARE,
+    hardware: Hardware = None,
     json_out: JsonOut = False,
 ) -> None:
     """slime's command line, e.g. `rlmcost import slime -- python3 train.py --hf-checkpoint

@@ -189,9 +189,18 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
     rollout_turns(r, q, t)
 
 
+GB200_GPUS_PER_NODE = 4
+GB200_HOW = ("NeMo RL's nodes of 4 GPUs are its GB200 systems (docs/cluster.md and "
+             "docs/about/algorithms/*.md: 'For GB200 systems with 4 GPUs per node, use "
+             "--gres=gpu:4'; its *-Nn4g recipes): the accelerator unless -H names another")
+"""A config's ``cluster.gpus_per_node`` of 4 read as GB200 when -H is not given."""
+
+
 def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:
     gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
     q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
+    if r.integer("cluster.gpus_per_node", 1) == GB200_GPUS_PER_NODE:
+        q.convert("cluster.gpus_per_node=4", "--hardware", "gb200", GB200_HOW)
     segment = r.integer("cluster.segment_size", None)  # v0.7.0 docs/cluster.md 'Topology-Aware
     if segment:  # Placement for MoE'; the v0.7.0 GB200 MoE recipes set it
         q.note(f"cluster.segment_size {segment}: Ray ranks ordered so each expert-parallel group "
