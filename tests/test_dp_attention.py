@@ -55,8 +55,8 @@ def test_heads_split_over_the_attention_ranks() -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--engine", "vllm", "--rollout-tp", "2", "--dp-attention", "2"],
-     "dp attention 2 with engine vllm"),
+    (["--engine", "hf", "--rollout-tp", "2", "--dp-attention", "2"],
+     "dp attention 2 with engine hf"),
     (["--engine", "sglang", "--rollout-tp", "2", "--dp-attention", "4"],
      "N must divide the engine's TP"),
 ])  # fmt: skip

@@ -162,11 +162,14 @@ def engine_options(p: str) -> dict[str, Any]:
             Annotated[
                 int | None,
                 typer.Option(
-                    help="SGLang's data-parallel attention inside a replica (--enable-dp-"
-                    "attention --dp-size N; slime's large-MoE scripts): N attention ranks of "
+                    help="Data-parallel attention inside a replica: SGLang's --enable-dp-"
+                    "attention --dp-size N (slime's large-MoE scripts), or vLLM's "
+                    "--data-parallel-size N with --enable-expert-parallel (EP = N x TP; NeMo "
+                    "RL's and verl's vLLM expert parallelism): N attention ranks of "
                     "rollout-tp / N GPUs, each attending for its own requests with its own KV "
                     "pool; the MoE / FFN layers stay over all the replica's GPUs. N divides "
-                    "--rollout-tp; SGLang engines only (rlmcost.perf.dp_attention). "
+                    "--rollout-tp (for vLLM, the EP size); SGLang and vLLM engines "
+                    "(rlmcost.perf.dp_attention). "
                     + framework_default("1 (off)"),
                     min=1,
                     rich_help_panel=p,

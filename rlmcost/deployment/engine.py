@@ -55,9 +55,7 @@ e468799f): "Granularity to bring in layers for TP sharding inside the hybrid eng
 
 
 _SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
-                ("context_length", None, "sizes SGLang's request pool"),
-                ("dp_attention", 1, "is SGLang's data-parallel attention (--enable-dp-attention "
-                 "--dp-size)"))
+                ("context_length", None, "sizes SGLang's request pool"))
 """Engine settings only SGLang reads: the field, its unset value, what it does there."""
 
 
@@ -117,10 +115,12 @@ class EngineSpec(Checked):
         "checkpoint's context (ModelSpec.max_context)"
     )
     dp_attention: int = Field(
-        default=1, ge=1, description="SGLang's data-parallel attention inside a replica "
-        "(--enable-dp-attention --dp-size N): N attention ranks of tp / N GPUs each run "
-        "attention for their own requests with their own KV pool, the MoE / FFN layers stay "
-        "over all tp GPUs (python/sglang/srt/layers/dp_attention.py); 1 = off"
+        default=1, ge=1, description="data-parallel attention inside a replica: N attention "
+        "ranks of tp / N GPUs each run attention for their own requests with their own KV "
+        "pool, the MoE / FFN layers stay over all tp GPUs; SGLang's --enable-dp-attention "
+        "--dp-size N (python/sglang/srt/layers/dp_attention.py) or vLLM's data parallelism "
+        "with expert parallelism (--data-parallel-size N --enable-expert-parallel: EP = "
+        "N x its TP = tp; rlmcost.perf.dp_attention); 1 = off"
     )
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, le=MAX_BLOCK_SIZE,
                             description="KV block [tokens]")  # fmt: skip
@@ -325,6 +325,10 @@ class EngineSpec(Checked):
     @model_validator(mode="after")
     def _dp_attention_divides_tp(self) -> "EngineSpec":
         n = self.dp_attention
+        if n != 1 and self.kind not in (EngineKind.SGLANG, EngineKind.VLLM):
+            raise ValueError(f"dp attention {n} with engine {self.kind}: it is SGLang's "
+                             "data-parallel attention or vLLM's data parallelism with expert "
+                             "parallelism; add --engine sglang or vllm, or drop --dp-attention")
         if self.tp is not None and self.tp % n:
             raise ValueError(f"dp attention {n} with engine tp {self.tp}: N must divide the "
                              "engine's TP (SGLang's attention TP is tp_size // dp_size)")

@@ -70,7 +70,7 @@ IGNORED = (
     "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.use_deep_gemm",
     "policy.generation.vllm_cfg.num_last_layers_in_bf16",
     "policy.generation.vllm_cfg.num_first_layers_in_bf16", "policy.generation.vllm_kwargs",
-    "policy.generation.vllm_cfg.expert_parallel_size", "data", "env", "logger",
+    "data", "env", "logger",
 )  # fmt: skip
 """Keys that change no cost (optimizer, sampling, logging, data): ignored silently."""
 

@@ -174,8 +174,7 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
     else:
         if backend != "vllm":
             q.note(f"generation.backend {backend}: rlmcost models a vLLM-style engine (nearest)")
-        tp = _vllm_engine(r, q, g)
-        layout = f"tp={tp}"
+        tp, layout = _vllm_engine(r, q, g)
     offload = dict(q.flags).get("--offload")
     # prepare_for_lp_inference moves the optimizer's states to the host before the log-prob
     # forwards, prepare_for_training back (dtensor_policy_worker.py, megatron_policy_worker.py
@@ -214,11 +213,28 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
 
 
 
-def _vllm_engine(r: Reader, q: ImportedQuery, g: str) -> int:
-    """``{g}.vllm_cfg`` and ``vllm_kwargs``: the vLLM engine's settings; its TP."""
+def _vllm_engine(r: Reader, q: ImportedQuery, g: str) -> tuple[int, str]:
+    """``{g}.vllm_cfg`` and ``vllm_kwargs``: the vLLM engine's settings; its replica's GPUs
+    and its ``--groups`` layout."""
     v = f"{g}.vllm_cfg"
     tp = r.integer(f"{v}.tensor_parallel_size", 1)
     q.set("--rollout-tp", tp)
+    layout = f"tp={tp}"
+    ep = r.integer(f"{v}.expert_parallel_size", 1)
+    if ep > tp:  # vllm_generation.py: "vLLM's EP = DP * TP", vllm_dp_size = ep // tp
+        if ep % tp:
+            raise SpecError(f"{r.where}: {v}.expert_parallel_size {ep} is not a multiple of "
+                            f"tensor_parallel_size {tp}: NeMo RL refuses it (vllm_generation.py)")
+        q.convert(f"{v}.expert_parallel_size={ep}", "--rollout-tp", ep, f"GPUs of one engine: "
+                  f"vLLM's EP = DP x TP = {ep // tp} x {tp} (vllm_generation.py)")  # fmt: skip
+        q.convert(f"{v}.expert_parallel_size / tensor_parallel_size", "--dp-attention", ep // tp,
+                  f"vLLM's {ep // tp} data-parallel ranks of TP {tp}, each attending for its own "
+                  f"requests, the experts over all {ep} GPUs (rlmcost.perf.dp_attention)")
+        tp, layout = ep, f"tp={ep};dp-attention={ep // tp}"
+    elif ep > 1:
+        q.note(f"{v}.expert_parallel_size {ep} = tensor_parallel_size: vLLM's experts over the "
+               "TP ranks whole (--enable-expert-parallel), the bytes a GPU holds as under TP; "
+               "priced as TP")  # fmt: skip
     if (pp := r.integer(f"{v}.pipeline_parallel_size", 1)) > 1:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
@@ -227,4 +243,4 @@ def _vllm_engine(r: Reader, q: ImportedQuery, g: str) -> int:
     engine_switches(r, q, v)
     _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
     engine_max_num_seqs(r, q, g)
-    return tp
+    return tp, layout

@@ -89,12 +89,23 @@ def engine(r: Reader, q: ImportedQuery, day: str | None,
                "models the synchronous iteration")  # fmt: skip
     if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
         multi_turn(r, q)
-    q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    tp = r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2)
+    q.set("--rollout-tp", tp)
     dp, ep = (r.integer(f"{ROLLOUT}.{k}_parallel_size", 1) for k in ("data", "expert"))
-    if dp > 1 or ep > 1:  # vllm_async_server.py: one engine of DP x TP ranks, experts over EP
-        q.note(f"rollout data_parallel_size {dp}, expert_parallel_size {ep}: vLLM's DP x TP "
-               "engine with expert parallelism (vllm_async_server.py) is not modelled; each "
-               "engine priced at its TP")  # fmt: skip
+    if dp > 1 and ep > 1 and name == "vllm":  # vllm_async_server.py: one engine of DP x TP
+        q.convert(f"rollout.expert_parallel_size={ep}", "--rollout-tp", ep, f"GPUs of one "
+                  f"engine: EP = TP x DP = {tp} x {dp} (verl/workers/config/rollout.py)")
+        q.convert(f"rollout.data_parallel_size={dp}", "--dp-attention", dp, f"vLLM's {dp} "
+                  f"data-parallel ranks of TP {tp}, each attending for its own requests, the "
+                  f"experts over all {ep} GPUs (rlmcost.perf.dp_attention)")  # fmt: skip
+    elif dp > 1 or ep > 1:
+        q.note(f"rollout data_parallel_size {dp}, expert_parallel_size {ep}: "
+               + ("vLLM's data-parallel ranks without expert parallelism: replicas of TP "
+                  f"{tp} each, as rlmcost places them (a MoE model's experts would form one TP "
+                  "group over DP x TP, not modelled)" if ep == 1 else
+                  f"experts over the {tp} TP ranks whole, the bytes a GPU holds as under TP; "
+                  "priced as TP" if name == "vllm" else
+                  "SGLang's DP x TP engine read at its TP"))  # fmt: skip
     q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
     if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False

@@ -17,6 +17,17 @@ two TP all-reduces of [a, d] per layer that plain TP prices (an all-gather plus 
 reduce-scatter over the replica moves what one all-reduce does, ring algorithm); the LM head
 over the replica's TP (``--enable-dp-lm-head`` not modelled). Assumption: requests spread
 evenly over the attention-DP ranks (the average rank; a rank with more requests is slower).
+
+vLLM's data parallelism with expert parallelism (``--data-parallel-size N
+--enable-expert-parallel``; NeMo RL's ``vllm_cfg.expert_parallel_size`` above its
+``tensor_parallel_size``, nemo_rl/models/generation/vllm/vllm_generation.py @7ea279abf: "vLLM's
+EP = DP * TP"; verl's ``rollout.data_parallel_size`` with ``expert_parallel_size`` = TP x DP,
+verl/workers/config/rollout.py @b178a3cd) is the same split, priced the same way: each DP rank
+is a core engine of TP GPUs with its own scheduler and KV cache, and the expert layers run over
+all DP x TP GPUs, every rank stepping in lockstep (vLLM docs/serving/data_parallel_deployment.md:
+"expert layers across all ranks are required to synchronize during every forward pass"; the
+default all2all backend, allgather_reducescatter, docs/serving/expert_parallel_deployment.md).
+rlmcost's replica is then the EP group: ``tp`` = DP x TP GPUs, N = DP.
 """
 
 from __future__ import annotations

@@ -280,22 +280,21 @@ class Engine:
         """One decode step with ``active`` sequences in flight whose contexts sum to
         ``context_tokens`` (module docstring)."""
         if active < 1 or context_tokens < active:
-            raise SpecError(
-                f"a decode step needs at least one sequence and one cached token each "
-                f"(got {active} sequences, {context_tokens} tokens)"
-            )
+            raise SpecError(f"a decode step needs at least one sequence and one cached token "
+                            f"each (got {active} sequences, {context_tokens} tokens)")
         c, m = self._attention_per_context_token
         gap = self.device.defaults.kernel_gap_s
         attention = max(c, m) * context_tokens + int(self.arch.n_layers) * gap
         attention += linear_state_s(self.arch, self.shard, self.device, active, self.x,
                                     self.options.state_bytes)  # fmt: skip
+        per_scheduler = attention_rows(active, self.options.attention_dp)  # one per DP rank
         return DecodeStep(
             gemm_s=self._gemms(active),
             attention_s=attention,
             elementwise_s=self._elementwise_s(active),
             tp_comm_s=self._tp_s(active),
             head_s=self._head_s(active),
-            overhead_s=self.options.step_overhead_s + self.options.per_sequence_s * active,
+            overhead_s=self.options.step_overhead_s + self.options.per_sequence_s * per_scheduler,
         )
 
     def _gemms(self, m: int) -> float:
@@ -355,6 +354,7 @@ class Engine:
         :func:`rlmcost.perf.engine_host.host_options`: a pipeline stage, per emitted token);
         0 with CUDA graphs and nothing overlapped."""
         o = self.options
+        active = attention_rows(active, o.attention_dp)  # each rank's scheduler: its share
         beside = o.overlapped_s_per_sequence * active
         if self.speculation is not None:
             return beside / self.speculation.tokens_per_step

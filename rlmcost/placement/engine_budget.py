@@ -110,12 +110,15 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     tasks). Under SGLang's data-parallel attention (``Layout.attention_dp`` N) each attention
     rank's scheduler takes that cap of its own pool (python/sglang/srt/managers/tp_worker.py:
     ``max_total_num_tokens // 2``, its request pool, or ``--max-running-requests // dp_size``),
-    so the replica's is N times one rank's, a rank's pool 1 / N of the replica's tokens.
+    so the replica's is N times one rank's, a rank's pool 1 / N of the replica's tokens;
+    vLLM's data-parallel ranks are engine cores of their own, each with ``max_num_seqs``
+    (vLLM docs/serving/data_parallel_deployment.md), so N times it.
     Megatron-core's: its ``max_requests`` from the pool's blocks
     (:func:`~rlmcost.deployment.megatron_engine.max_requests`)."""
     eng = g.engine
-    if cap_source(g, task) == RUNNING:
-        return eng.max_seqs
+    if cap_source(g, task) == RUNNING:  # vLLM's DP engine cores: max_num_seqs each
+        return eng.max_seqs * (g.layouts[task.index].attention_dp if eng.kind is
+                               EngineKind.VLLM else 1)  # fmt: skip
     one, pool = engine_budget(g, task)
     cp = g.layouts[task.index].cp
     if eng.kind is EngineKind.MEGATRON:
