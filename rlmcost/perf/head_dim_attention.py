@@ -34,9 +34,12 @@ GPU and cuDNN:
 Applied (:func:`timed_attention_flops`) by dividing a layer's pair FLOPs by its factor: a layer of
 head dim <= 64 (non-MLA, non-DSA) on a Hopper part (the H200's factor; H100, H800 share its
 die, as the profiles' GEMM figure does) or a Blackwell part (GB200's; B200 the same die), on the
-``flash`` kernel, no attention dropout, no calibration profile (whose attention table is its own
-measurement); a sliding-window layer of W <= 128 keys at head dim <= 64 on Blackwell takes the
-window's factor instead. Everything else keeps its rate.
+``flash`` kernel (with attention dropout too: the profiles price cuDNN's dropout runs at the
+FlashAttention-2 figure, and the factor scales that), no calibration profile (whose attention
+table is its own measurement); a sliding-window layer of W <= 128 keys at head dim <= 64 on
+Blackwell takes the window's factor instead. A ``flash2`` pass (FlashAttention-2 or SDPA's flash
+backend: a Hugging Face trainer) keeps its rate: no head-dim-64 figure of it is used here.
+Everything else keeps its rate.
 
 Assumptions, each stated: (1) the ratios hold at the cuDNN of the validated runs (9.13.1 in
 Megatron-Bridge 25.11's image; the default profiles price that era's head-dim-128 rate, and these
@@ -152,7 +155,7 @@ def timed_attention_flops(c: StepContext, flops: int) -> float:
     the mean over the model's layers, as the step pass counts them) with each layer kind's pairs
     divided by its rate factor (:func:`rate_factors`); ``flops`` itself where none applies."""
     opt, arch = c.options, c.arch
-    if opt.attention is not AttentionKernel.FLASH or opt.attention_dropout:
+    if opt.attention is not AttentionKernel.FLASH:  # FlashAttention-2: no figure of its own
         return flops
     full_f, window_f = rate_factors(arch, c.device.defaults.name)
     if c.device.measured is not None or full_f == window_f == 1.0:
