@@ -33,7 +33,7 @@ def layer_parts(c: StepContext) -> tuple[StagePass, tuple[float, float]]:
             getattr(out, side)[k] = getattr(a, side)[k] - getattr(b, side)[k]
     ex = [0.0, 0.0]
 
-    def gemm(m: int, n: int, k: int, batch: int = 1) -> None:
+    def gemm(m: int, n: int, k: int, batch: int = 1, linear: bool = True) -> None:
         f, bw = gemm_fwd_bwd_s(c.device, m, n, k, batch)
         ex[0], ex[1] = ex[0] + f, ex[1] + bw
 

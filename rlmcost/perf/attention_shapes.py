@@ -48,10 +48,19 @@ def causal_pairs(arch: Arch, seq: int) -> int:
         return a * (a + 1) // 2 + (seq - a) * k
     if arch.sliding_window is None:
         return full
-    w, n = int(arch.sliding_window), int(arch.n_layers)
-    a, sliding = min(seq, w), int(arch.n_sliding_layers)
-    window = a * (a + 1) // 2 + (seq - a) * w
-    return (full * (n - sliding) + window * sliding) // n
+    n, sliding = int(arch.n_layers), int(arch.n_sliding_layers)
+    return (full * (n - sliding) + window_pairs(seq, int(arch.sliding_window)) * sliding) // n
+
+
+def window_pairs(seq: int, w: int) -> int:
+    """Query-key pairs of one sliding-window layer of ``w`` keys over ``seq`` tokens:
+    ``sum_{i=1}^{seq} min(i, w)``.
+
+    >>> window_pairs(4, 2), window_pairs(2, 8)
+    (7, 3)
+    """
+    a = min(seq, w)
+    return a * (a + 1) // 2 + (seq - a) * w
 
 
 def mla_projections(

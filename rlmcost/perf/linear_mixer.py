@@ -103,6 +103,7 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     replication the reduce-scatters (or all-reduces) the mixer does not run."""
     from rlmcost.parallel.shard import tp_shard
     from rlmcost.perf.fp8_train import linear_pricer
+    from rlmcost.perf.head_dim_attention import timed_attention_flops
     from rlmcost.perf.step_pass import AttentionKernel, StagePass
 
     arch, lay, dev, opt = c.arch, c.layout, c.device, c.options
@@ -126,8 +127,9 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     gemm(T, d, q, -1)
     add_qkv_gather(c, out, -1)  # no QKV all-gather (a TP above the KV heads: perf.qkv_subshard)
     attn, fa2 = attention_fwd_flops(c), opt.attention is AttentionKernel.FLASH2
-    out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.attention_dropout, fa2)
-    out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.attention_dropout, fa2)
+    timed = timed_attention_flops(c, attn)  # as _layer timed it (perf.head_dim_attention)
+    out.fwd["attention"] -= dev.flash_attention_s(timed, False, opt.attention_dropout, fa2)
+    out.bwd["attention"] -= dev.flash_attention_s(timed, True, opt.attention_dropout, fa2)
     out.flops -= 3 * attn
     for n in (2 * kd + vd, vd, hv, hv):  # in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
         gemm(T, n, d, +1)

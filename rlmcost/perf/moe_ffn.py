@@ -128,22 +128,21 @@ the comparison):
   branch's settings (gaod/r0.2.0_test 2afd5bc6f: seq 8192, GBS 1280, MBS 1, EP 64,
   ``moe_flex_dispatcher_backend`` hybridep, no CUDA graphs), so that run may have used HybridEP
   rather than the alltoall priced; not priced (a test branch, not the release).
-  GB200's prediction touches the host floor (:mod:`~rlmcost.perf.moe_host`), so GPU-side
-  kernels move it little. Checked again (issue 18, gptoss), not priced: (1) the miss is per
+  GB200's prediction touched the host floor (:mod:`~rlmcost.perf.moe_host`) until attention took
+  its head-dim-64 rate (below). Checked again (issue 18, gptoss), not priced: (1) the miss is per
   token, not per pass: the page's 26.02 GB200 row (GBS 1280, MBS 4, seq 4096, EP 64, the V2
   preset at Megatron-Bridge b19588a05: alltoall, no CUDA graphs) runs 15,784 tokens/s/GPU beside
   25.11's 15,876 at MBS 1 and seq 8192, 1.76 and 1.75 us per token and layer at 16,384 and 8,192
   tokens per pass, so neither a host floor per pass nor attention's length term carries it;
-  rlmcost predicts 26,122 there (+65.5 %), about 1.1 us per token and layer. H100 (26.02: MBS 1,
+  rlmcost predicted 26,122 there (+65.5 %), about 1.1 us per token and layer (22,432, +42.1 %,
+  with attention's head-dim-64 rate). H100 (26.02: MBS 1,
   5,993; 25.11: MBS 4) splits into about 4.8 ms per pass and 3.3 us per token (rlmcost 2.6).
-  (2) Attention is 7 % of GB200's step: 64-dim heads run at 0.82 x the per-FLOP rate of 128-dim
-  ones in FlashAttention-3's H100 figures (arXiv 2407.08608 Figs. 5-6 as transcribed: forward
-  497 vs 648, backward 474 vs 561 TFLOP/s at 16k), and on Blackwell the forward's exponentials
-  (the SFUs unchanged from H100: the FlashAttention-4 post, together.ai; 16 exp2 per clock per
-  SM in the CUDA C++ Programming Guide's throughput table) bound it near the priced time (about
-  0.25 against 0.21 ms per layer at 8,192 tokens): at most 2 points;
-  the 128-key window's layers hold 3 % of the pairs at seq 8192, so even computed as whole
-  causal tiles they add at most 7 points at 8192 and half that at 4096. (3) HybridEP, which the
+  (2) Attention (7 % of GB200's step as first priced): cuDNN's own benchmark of GPT-OSS's heads
+  (NVIDIA/cudnn-frontend sdpa_benchmark_training, 9.19.1 and 9.22) runs head dim 64 at 0.44
+  (GB200) and 0.53 (H200) of the same run's head-dim-128 rate, and a 128-key window at 0.12 on
+  GB200: now priced (:mod:`~rlmcost.perf.head_dim_attention`; FlashAttention-3's own head-dim
+  ratio on H100 is milder, 0.77-0.84), GB200 +38.5 -> +25.3 %, B200 +15.8 -> +12.3 %, H100
+  +18.8 -> +14.9 %, the 26.08 MXFP8 row +18.6 -> +7.7 %. (3) HybridEP, which the
   25.11 GB200 branch set and NVIDIA later called not performant on GPT-OSS (a13dad2a7): the 26.02
   run without it shows the same rate. (4) GB300 with CUDA graphs over attention, router and
   preprocessing and no recomputation (26.02, 19,412) is 23 % above GB200, while rlmcost's floor

@@ -87,6 +87,7 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ffn_free import take_off_free_ffns
 from rlmcost.perf.fp8_train import linear_pricer
 from rlmcost.perf.full_layers import kv_projections, layer_kinds, ple_gemms
+from rlmcost.perf.head_dim_attention import timed_attention_flops  # head dim 64, 128-key window
 from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -243,8 +244,9 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     attn_fwd_flops = pair_flops(arch, heads) * (b * causal_pairs(arch, s) // lay.cp)
     if opt.attention.fused:
         fa2 = opt.attention is AttentionKernel.FLASH2
-        f = dev.flash_attention_s(attn_fwd_flops, False, opt.attention_dropout, fa2)
-        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.attention_dropout, fa2)
+        timed = timed_attention_flops(c, attn_fwd_flops)  # cuDNN's rate by head dim and window
+        f = dev.flash_attention_s(timed, False, opt.attention_dropout, fa2)
+        bw = dev.flash_attention_s(timed, True, opt.attention_dropout, fa2)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores (DSA: dense, masked)
