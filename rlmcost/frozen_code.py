@@ -1318,6 +1318,12 @@ def _m82():
  return __eq__
 
 
+def _m83():
+ def __hash__(self):
+  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,self.__dataclass_f41__,self.__dataclass_f42__,self.__dataclass_f43__,self.__dataclass_f44__,self.__dataclass_f45__,self.__dataclass_f46__,self.__dataclass_f47__,))
+ return __hash__
+
+
 MAKERS = {
     ('__init__', ('arg', 'arg'), False): _m0,
     ('__init__', ('arg', 'arg', 'arg'), False): _m1,
@@ -1402,4 +1408,5 @@ MAKERS = {
     ('__hash__', 47): _m80,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m81,
     ('__eq__', 56): _m82,
+    ('__hash__', 48): _m83,
 }

@@ -58,6 +58,7 @@ class StepOptions:
     moe_permute_fusion: bool = True  # TE's fused MoE permute; off: unfused (perf.moe_permute)
     moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
     ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
+    moe_ep_overlap: bool = False  # all-to-alls behind another micro-batch (perf.ep_overlap)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)

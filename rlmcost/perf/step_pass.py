@@ -43,7 +43,8 @@ collective by the alpha-beta model (``perf.collectives``):
   - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP group
     (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with ETP > 1, the
     dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP group (Megatron-core
-    ``MoEAlltoAllTokenDispatcher``); **exposed**; across nodes: :mod:`~rlmcost.perf.ep_dispatch`.
+    ``MoEAlltoAllTokenDispatcher``); **exposed** (Megatron-core's EP overlap hides a share:
+    :mod:`~rlmcost.perf.ep_overlap`); across nodes: :mod:`~rlmcost.perf.ep_dispatch`.
   - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V,
     their gradients backward), each **hidden behind** one block's attention; the excess exposed.
   - PP: per micro-batch and chunk the boundary activations forward and gradients backward, p2p
@@ -312,9 +313,10 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             out.bwd["tp"] += n * ar
     add_qkv_gather(c, out)  # a TP above the KV heads: Megatron-core's QKV all-gather
     if moe and lay.ep > 1:
+        from rlmcost.perf.ep_overlap import exposed_ep_s
         from rlmcost.perf.moe_ffn import ep_comm_s
 
-        a2a = ep_comm_s(c)  # dispatch and combine (perf.moe_ffn)
+        a2a = exposed_ep_s(opt, ep_comm_s(c))  # dispatch, combine; EP overlap (perf.ep_overlap)
         out.fwd["ep"], out.bwd["ep"] = out.fwd["ep"] + a2a, out.bwd["ep"] + a2a
         mods["moe"] += a2a
         mods["ffn_ep"] = a2a

@@ -13,7 +13,9 @@ attention's and activations'; ``options.mtp_layers`` / ``mtp_repeated`` / ``mtp_
 multi-token prediction depths the run trains, :mod:`~rlmcost.perf.mtp_pass`, as ``rlmcost train
 --mtp-layers``; ``options.moe_layer_host_s`` the MoE layers' host floor,
 :mod:`~rlmcost.perf.moe_host`'s measured figure unless the row says otherwise, 0 for a run whose
-whole forward-backward is one CUDA graph, Megatron-core's ``cuda_graph_impl`` "full_iteration"):
+whole forward-backward is one CUDA graph, Megatron-core's ``cuda_graph_impl`` "full_iteration";
+``options.moe_ep_overlap`` Megatron-core's ``overlap_moe_expert_parallel_comm``,
+:mod:`~rlmcost.perf.ep_overlap`):
 
 * ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
@@ -52,6 +54,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.efficiency import default_profile
 from rlmcost.perf.ep_dispatch import EpDispatcher
+from rlmcost.perf.ep_overlap import check_ep_overlap
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.megatron_flops import megatron_train_flops
@@ -264,6 +267,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         moe_act_clamp=o.get("moe_act_clamp", False),
         rope_unfused=o.get("rope_unfused", False),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
+        moe_ep_overlap=o.get("moe_ep_overlap", False),  # Megatron-core's (perf.ep_overlap)
         moe_permute_fusion=o.get("moe_permute_fusion", True),
         fp8=_fp8_recipe(o),  # TE's FP8 Linear layers (perf.fp8_train); None: bf16
         mtp_layers=int(o.get("mtp_layers", 0)),  # Megatron-core's MTP depths (perf.mtp_pass)
@@ -271,6 +275,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         mtp_repeated=o.get("mtp_repeated", False),
         moe_layer_host_s=float(o.get("moe_layer_host_s", MOE_LAYER_HOST_S.value)),
     )
+    check_ep_overlap(layout, options)
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
     profile = pre_fa3_kernel_profile(default_profile(hw), kernel)
