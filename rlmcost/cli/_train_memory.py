@@ -1,6 +1,6 @@
 """`rlmcost train`'s options for how the trainer allocates its memory (``Layout.loss_upcast``,
-``loss_compiled``, ``pp_fsdp_gathered``; ``op_sac`` follows ``--selective every-second-mm``),
-each priced in :mod:`rlmcost.parallel.framework_memory`."""
+``loss_compiled``, ``pp_fsdp_gathered``, ``pp_stage_buffers``; ``op_sac`` follows
+``--selective every-second-mm``), each priced in :mod:`rlmcost.parallel.framework_memory`."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ def train_memory_options() -> dict[str, Any]:
             "gradients accumulate in fp32 until the last backward. Memory only: the step "
             "time still prices ZeRO-3's gathers per micro-batch (default off: two layers "
             "gathered).")], False),
+        "pp_stage_buffers": (Annotated[bool, typer.Option(
+            help="With --pp > 1: what torch.distributed.pipelining's PipelineStage keeps per "
+            "micro-batch (torch 2.5-2.6 stage.py; torchtitan's pipeline): every micro-batch's "
+            "stage output until the next step (the last stage's logits), a receive buffer per "
+            "micro-batch for the input and one for the output's gradient, and the input "
+            "gradients of the backwards done; rlmcost.parallel.framework_memory "
+            "(default off: the layers' saved activations only).")], False),
     }  # fmt: skip
 
 
@@ -50,4 +57,5 @@ def train_memory_fields(opts: dict[str, Any]) -> dict[str, Any]:
         "loss_upcast": opts["loss_logits"] == "upcast",
         "loss_compiled": opts["loss_logits"] == "compiled",
         "pp_fsdp_gathered": bool(opts["pp_fsdp_gathered"]),
+        "pp_stage_buffers": bool(opts["pp_stage_buffers"]),
     }

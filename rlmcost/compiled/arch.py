@@ -110,3 +110,19 @@ def arch_numbers(arch: Any) -> ArchNumbers:
         return _cached(arch)
     except TypeError:  # unhashable (a dict)
         return _convert(arch)
+
+
+def recurrent_state(a: Any, tp: int) -> int:
+    """H_v d_k d_v / P_t: the recurrent part of :func:`linear_state`."""
+    return int(a.linear_value_heads // tp * a.linear_key_head_dim * a.linear_value_head_dim)
+
+
+def linear_state(a: Any, tp: int) -> int:
+    """Elements one linear-attention layer keeps per sequence on a TP rank: the recurrent
+    state H_v / P_t x d_k x d_v and the conv state (K - 1) x (2 H_k d_k + H_v d_v) / P_t
+    (``Arch.linear_state_width`` of ``parallel.shard.tp_shard``)."""
+    if not a.linear_layers:
+        return 0
+    hv, hk = a.linear_value_heads // tp, a.linear_key_heads // tp
+    dk, dv = a.linear_key_head_dim, a.linear_value_head_dim
+    return int(hv * dk * dv + (a.linear_conv_kernel - 1) * (2 * hk * dk + hv * dv))

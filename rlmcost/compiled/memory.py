@@ -23,7 +23,7 @@ from typing import Any
 
 from rlmcost.choices import Head
 from rlmcost.compiled import blocks_gen as g
-from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled.arch import arch_numbers, linear_state, recurrent_state
 from rlmcost.compiled.dtypes import Dtypes
 from rlmcost.compiled.runtime import ceil_div
 from rlmcost.memo import memoized
@@ -33,7 +33,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_
 from rlmcost.parallel.kv_shared import shared_kv_per_sequence
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.packed_weights import packed_saving_bytes
-from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+from rlmcost.parallel.pipeline import head_in_flight, in_flight_layer_microbatches
 from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses_megatron_split
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.specs.workload import SGLANG_SWA_FULL_TOKENS_RATIO
@@ -307,12 +307,12 @@ def memory_per_stage(
             n_full = a.full_attention_layers * (n_dense + n_moe) // a.n_layers if full_saved else 0
             if n_full:  # in proportion, as parallel.memory
                 kept += n_full * (full_saved[bool(n_moe)][0] - saved[bool(n_moe)])
-            if last:
-                kept += final_norm_input
             in_flight = in_flight_layer_microbatches(
                 layout.schedule, s, layout.pp, n_mb, layout.virtual_stages
             )
-            total = in_flight * mb_tokens * Fraction(kept)
+            head_kept = head_in_flight(layout.schedule, in_flight, layout.virtual_stages) \
+                * final_norm_input if last else 0  # fmt: skip
+            total = mb_tokens * (in_flight * Fraction(kept) + head_kept)
             if layout.ckpt is Checkpointing.FULL:
                 kinds = [m for m, n in ((False, n_dense), (True, n_moe)) if n]
                 ones = [rebuilt[m] for m in kinds]
@@ -343,33 +343,20 @@ def memory_per_stage(
                 (kv_per_token_layer, kv_per_token_layer + full_wider)) * per_shard  # fmt: skip
             kv = -(-kv // att)  # a rank's share of the requests under DP attention
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in its own
-                rec = _recurrent(a, tp)
+                rec = recurrent_state(a, tp)
                 kv += n_lin * per_shard * (rec * (dt.state or dt.kv)
-                                           + (_linear_state(a, tp) - rec) * (dt.conv or dt.kv))
+                                           + (linear_state(a, tp) - rec) * (dt.conv or dt.kv))
         logits = 0
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens
             logits = positions * vocab_per_rank * dt.logits
             if train:  # F.cross_entropy(logits.float()), eager or compiled (framework_memory)
                 logits = fm.loss_bytes(layout, positions, vocab_per_rank, dt.activation) or logits
+        if train and layout.pp_stage_buffers:  # torch's PipelineStage (framework_memory)
+            hidden, outs = fm.pp_stage_buffer_bytes(layout, s, share, a.d_model, vocab_per_rank, x)
+            buffers, logits = buffers + hidden, logits + outs
         out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
     return out
-
-
-def _recurrent(a: Any, tp: int) -> int:
-    """H_v d_k d_v / P_t: the recurrent part of :func:`_linear_state`."""
-    return a.linear_value_heads // tp * a.linear_key_head_dim * a.linear_value_head_dim
-
-
-def _linear_state(a: Any, tp: int) -> int:
-    """Elements one linear-attention layer keeps per sequence on a TP rank: the recurrent
-    state H_v / P_t x d_k x d_v and the conv state (K - 1) x (2 H_k d_k + H_v d_v) / P_t
-    (``Arch.linear_state_width`` of ``parallel.shard.tp_shard``)."""
-    if not a.linear_layers:
-        return 0
-    hv, hk = a.linear_value_heads // tp, a.linear_key_heads // tp
-    dk, dv = a.linear_key_head_dim, a.linear_value_head_dim
-    return hv * dk * dv + (a.linear_conv_kernel - 1) * (2 * hk * dk + hv * dv)
 
 
 @memoized()

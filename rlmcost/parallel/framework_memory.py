@@ -54,14 +54,21 @@ dtype each says):
   micro-batches, and its unsharded gradients accumulate in FSDP2's reduce dtype
   (``FSDPParam.to_accumulated_grad_if_needed``), fp32 (:data:`FSDP_REDUCE_BYTES`)
   (:func:`pp_gathered_bytes`). rlmcost's ZeRO-3 holds two gathered units.
+* ``Layout.pp_stage_buffers`` (``--pp-stage-buffers``, PP > 1): what ``torch.distributed.
+  pipelining``'s ``PipelineStage`` keeps per micro-batch beyond the layers' saved activations
+  (:func:`pp_stage_buffer_counts`): each stage's output of every micro-batch (the last stage's:
+  its logits) until the next step, one receive buffer per micro-batch for its input, their
+  gradients and one receive buffer per micro-batch for its output's gradient.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from math import ceil
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 
 FP32_BYTES = 4
 """Bytes of an fp32 element: the loss's upcast logits and log-softmax (``.float()``,
@@ -185,3 +192,70 @@ def op_sac_of(a: Any, tp: int, sp: bool, x: int) -> Fraction:
     return op_sac_bytes_per_token_layer(
         int(a.d_model), int(a.n_heads * a.head_dim), int(a.n_kv_heads * a.head_dim),
         int(a.d_ff), int(a.n_heads), not a.ffn_kind_plain, tp, sp, x)  # fmt: skip
+
+
+def op_sac_of_arch(arch: Any, tp: int, sp: bool, x: int) -> Fraction:
+    """:func:`op_sac_bytes_per_token_layer` of a numeric ``Arch`` (its dense layer on a TP rank),
+    after :func:`check_op_sac`."""
+    n = int(arch.n_layers)
+    check_op_sac(bool(arch.n_experts), arch.is_mla,
+                 bool(int(arch.linear_layers_of(n)) or int(arch.ffn_free_layers_of(n))))
+    return op_sac_bytes_per_token_layer(
+        int(arch.d_model), int(arch.q_width), int(arch.kv_width), int(arch.d_ff),
+        int(arch.n_heads), arch.ffn_kind.projections == 3, tp, sp, x)  # fmt: skip
+
+
+def pp_stage_buffer_counts(m: int, v: int, chunks: int, first: bool, last: bool) -> tuple[int, int]:
+    """(hidden states, logits) of one micro-batch each that a pipeline rank holds at its peak
+    under ``torch.distributed.pipelining`` beyond the saved activations of its ``chunks``
+    in-flight chunk-forwards (:func:`~rlmcost.parallel.pipeline.in_flight_layer_microbatches`
+    x ``v``) and the one micro-batch's logits the loss term counts; ``m`` micro-batches, ``v``
+    stages on the rank (``first``: it holds the pipeline's first stage, ``last`` its last).
+
+    Read in torch/distributed/pipelining at v2.5.1 (git a8d6afb5) and v2.6.0 (git 2236df17,
+    branched from main in 2024-12), alike in these lines; not read at 1963fc8 (2024-12-23), the
+    commit torchtitan's H100 runs used. stage.py ``forward_one_chunk`` appends every
+    micro-batch's output to ``output_chunks``, which only ``clear_runtime_states`` empties, at
+    the start of the next ``step``; the last stage's output is the head's logits (the
+    schedule's ``_merge_outputs`` returns them), a hidden state on the others. A stage that
+    receives allocates one receive buffer per micro-batch (``PipelineStage.
+    _prepare_forward_infra``, kept from step to step) whose ``.grad`` is the input gradient
+    ``_backward.stage_backward`` returns, kept until ``clear_runtime_states``; a stage that
+    sends allocates one buffer per micro-batch for its output's gradient
+    (``_prepare_backward_infra``). The peak is a backward with ``chunks`` micro-batches in
+    flight after every forward (schedules.py ``Schedule1F1B``: ``min(m, p - s)`` warm-up
+    forwards, then one backward and one forward): ``m`` outputs and gradient buffers per
+    sending stage, ``m`` receive buffers per receiving stage less the in-flight chunks' inputs
+    (the first layer's saved input), and the ``m v - chunks`` chunk-backwards done, each
+    leaving an input gradient. Exact for 1F1B and GPipe; under interleaving the first stage's
+    in-flight forwards are taken as ``min(m, chunks)`` (torch's ``ScheduleInterleaved1F1B``
+    runs the first ``m / rounds`` forwards there).
+
+    >>> pp_stage_buffer_counts(8, 1, 8, True, False)  # 1F1B, first rank: outputs, grad buffers
+    (16, 0)
+    >>> pp_stage_buffer_counts(8, 1, 7, False, False)  # + 1 idle receive buffer, 1 gradient
+    (18, 0)
+    >>> pp_stage_buffer_counts(8, 1, 1, False, True)  # last: 7 of each and 7 earlier logits
+    (14, 7)
+    """
+    sends, receives = v - last, v - first
+    fed = chunks - (min(m, chunks) if first else 0)  # in-flight inputs in receive buffers
+    done = min(m * v - chunks, m * receives)  # chunk-backwards done: their input gradients
+    return 2 * m * sends + m * receives - fed + done, m - 1 if last else 0
+
+
+def pp_stage_buffer_bytes(layout: Any, stage: int, share: Any, d: int, vocab_per_rank: int,
+                          x: int) -> tuple[int, int]:  # fmt: skip
+    """(hidden-state bytes, logits bytes) of :func:`pp_stage_buffer_counts` on a rank of
+    pipeline stage ``stage`` (a ``Layout``; a ``DataShare``'s micro-batches and tokens): a
+    hidden state is a micro-batch's tokens x ``d`` (/ P_t under SP: torchtitan's blocks end in
+    ``RowwiseParallel(output_layouts=Shard(1))``), the logits its tokens x ``vocab_per_rank``,
+    both in the activation dtype's ``x`` bytes."""
+    if layout.pp < 2:
+        raise SpecError("--pp-stage-buffers is torch.distributed.pipelining's PipelineStage: "
+                        f"it needs --pp > 1 (have pp={layout.pp})")
+    v, m, tokens = layout.virtual_stages, share.micro_batches, share.tokens_per_micro_batch
+    chunks = in_flight_layer_microbatches(layout.schedule, stage, layout.pp, m, v) * v
+    hidden, logits = pp_stage_buffer_counts(m, v, int(chunks), stage == 0, stage == layout.pp - 1)
+    per = Fraction(tokens * d * x, layout.tp if layout.sp else 1)
+    return ceil(hidden * per), logits * tokens * vocab_per_rank * x

@@ -85,6 +85,7 @@ class Layout:
     loss_upcast: bool = False  # the loss F.cross_entropy(logits.float()) (torchtitan's)
     loss_compiled: bool = False  # that loss under torch.compile (torchtitan's with compile)
     pp_fsdp_gathered: bool = False  # FSDP2 in torch's pipelining: stage gathered, grads fp32
+    pp_stage_buffers: bool = False  # torch's PipelineStage: per-micro-batch outputs, buffers
 
     @property
     def n_gpus(self) -> int:

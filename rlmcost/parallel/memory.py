@@ -40,13 +40,16 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   TP does not split: every TP rank holds all of it, as vLLM does (SGLang's DP attention avoids
   that copy).
 * logits: the last stage's logits of one micro-batch (TRAIN/FORWARD: every position; GENERATE:
-  one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32).
+  one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32);
+  its final norm's input is kept for each micro-batch in flight there (one under interleaving:
+  :func:`~rlmcost.parallel.pipeline.head_in_flight`).
 * buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
   one prefetched; a unit is a layer, the embedding or the head), in the weight dtype. A
   trainer that stores its parameters in a wider dtype (``workload.param_dtype``: fp32 under
   FSDP mixed precision, :mod:`rlmcost.parallel.zero`) keeps its weights and gradients in
   that dtype, Adam's K = 8, and casts two units per use to the weight dtype at any ZeRO
   stage (FSDP's per-unit ``param_dtype`` copy; forwards and generation use the weight dtype).
+  A trainer's own (``Layout`` flags): :mod:`rlmcost.parallel.framework_memory`.
 
 Data: the ``sequences`` of the invocation are split over the P_d data shards (EP is folded
 inside P_t P_c P_d, so the EP ranks own the tokens of their own data shards) and each sequence
@@ -55,7 +58,7 @@ over P_c context ranks; the most loaded rank gets the rounded-up share. A micro-
 schedule.
 
 Suppressed: allocator fragmentation, CUDA context and library workspaces, DDP gradient buckets,
-pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
+pipeline send/receive buffers (but torch's, ``pp_stage_buffers``), ZeRO-1/2's all-gather buffers.
 """
 
 from __future__ import annotations
@@ -80,17 +83,17 @@ from rlmcost.parallel.breakdown import (
     unquantized_extra_bytes,
 )
 from rlmcost.parallel.framework_memory import (
-    check_op_sac,
     check_pp_gathered,
     head_input_bytes_per_token,
     loss_bytes,
-    op_sac_bytes_per_token_layer,
+    op_sac_of_arch,
     pp_gathered_bytes,
+    pp_stage_buffer_bytes,
 )
 from rlmcost.parallel.kv_shared import stage_shared_kv, stage_shared_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.packed_weights import packed_saving_bytes
-from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+from rlmcost.parallel.pipeline import head_in_flight, in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
@@ -191,15 +194,18 @@ def _activation_bytes_train(
                 - saved_bytes_per_token_layer(arch, tp, sp_on, c, moe, dtype, fused_glu))
         return _fraction(total)
 
-    kept = _op_sac(arch, layout, dtype.bytes) * stage.layers if op_sac else per_token(ckpt)
+    sac = op_sac_of_arch(arch, tp, sp_on, dtype.bytes) if op_sac else Fraction(0)
+    kept = sac * stage.layers if op_sac else per_token(ckpt)
+    head_kept = Fraction(0)
     if stage.last:  # the final norm's input (and the head's, under torchtitan's loss)
-        kept += Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
+        head_kept = Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
         if layout.loss_upcast or layout.loss_compiled:
-            kept += head_input_bytes_per_token(int(arch.d_model), dtype.bytes)
+            head_kept += head_input_bytes_per_token(int(arch.d_model), dtype.bytes)
     in_flight = in_flight_layer_microbatches(
         layout.schedule, stage.index, layout.pp, share.micro_batches, layout.virtual_stages
     )
-    total = in_flight * share.tokens_per_micro_batch * kept
+    last = head_in_flight(layout.schedule, in_flight, layout.virtual_stages)  # its own count
+    total = share.tokens_per_micro_batch * (in_flight * kept + last * head_kept)
     if ckpt is Checkpointing.FULL:  # one layer rebuilt for one micro-batch during its backward
         rebuilt = [
             saved_bytes_per_token_layer(shape, tp, sp_on, Checkpointing.NONE, moe, dtype,
@@ -212,19 +218,8 @@ def _activation_bytes_train(
         total += share.tokens_per_micro_batch * max((_fraction(r) for r in rebuilt), default=0)
     elif op_sac and stage.layers:  # the rest of one layer rebuilt for one micro-batch
         total += share.tokens_per_micro_batch * (per_token(Checkpointing.NONE) / stage.layers
-                                                 - _op_sac(arch, layout, dtype.bytes))
+                                                 - sac)
     return ceil(total)
-
-
-def _op_sac(arch: Arch, layout: Layout, x: int) -> Fraction:
-    """Bytes a token's dense layer keeps under torchtitan's op-level SAC on a TP rank
-    (:func:`~rlmcost.parallel.framework_memory.op_sac_bytes_per_token_layer`)."""
-    n = int(arch.n_layers)
-    check_op_sac(bool(arch.n_experts), arch.is_mla,
-                 bool(int(arch.linear_layers_of(n)) or int(arch.ffn_free_layers_of(n))))
-    return op_sac_bytes_per_token_layer(
-        int(arch.d_model), int(arch.q_width), int(arch.kv_width), int(arch.d_ff),
-        int(arch.n_heads), arch.ffn_kind.projections == 3, layout.tp, layout.sp, x)
 
 
 def _inference_buffer_bytes(arch: Arch, layout: Layout, tokens: int, workload: Workload) -> int:
@@ -317,6 +312,10 @@ def memory_per_stage(
             if train:  # F.cross_entropy(logits.float()), eager or compiled (framework_memory)
                 x = workload.activation_dtype.bytes
                 logits = loss_bytes(layout, positions, vocab_per_rank, x) or logits
+        if train and layout.pp_stage_buffers:  # torch's PipelineStage (framework_memory)
+            hidden, outs = pp_stage_buffer_bytes(layout, stage.index, share, int(arch.d_model),
+                                                 vocab_per_rank, workload.activation_dtype.bytes)
+            buffers, logits = buffers + hidden, logits + outs
         kept = workload.unquantized_dtype  # an FP8 engine's 16-bit parts (breakdown)
         extra = unquantized_extra_bytes(arch, layout.tp, stage, w_dtype.bytes,
                                         None if kept is None else kept.bytes)  # fmt: skip

@@ -68,3 +68,20 @@ def in_flight_layer_microbatches(
         chunks = min(2 * (p - s - 1) + (v - 1) * p + 1, m * v)
         return Fraction(chunks, v)
     return Fraction(min(p - s, m))
+
+
+def head_in_flight(schedule: PipelineSchedule, in_flight: Fraction, virtual_stages: int = 1
+                   ) -> Fraction:  # fmt: skip
+    """Micro-batches whose final-norm and head inputs the last stage holds at its peak, of its
+    ``in_flight`` (:func:`in_flight_layer_microbatches`): all of them, but one under
+    interleaving, where the last rank runs each micro-batch's forward and backward of its last
+    model chunk back to back, after the warm-up forwards of its other chunks (Megatron-LM
+    megatron/core/pipeline_parallel/schedules.py @core_v0.15.0: (p - r - 1) 2 + (v - 1) p
+    warm-up forwards, ``get_model_chunk_id``; torch's ``ScheduleInterleaved1F1B``, v2.6.0 alike).
+
+    >>> head_in_flight(PipelineSchedule.INTERLEAVED, Fraction(9, 2), 2)
+    Fraction(1, 1)
+    """
+    if schedule is PipelineSchedule.INTERLEAVED and virtual_stages > 1:
+        return min(Fraction(1), in_flight)
+    return in_flight
