@@ -25,8 +25,7 @@ def run_import(framework: str, q: Any, hardware: str | None, json_out: bool) -> 
 
     from rlmcost.algorithms.options import DEFAULT_HARDWARE
 
-    if hardware is not None or "--hardware" not in dict(q.flags):
-        q.set("--hardware", hardware or DEFAULT_HARDWARE)  # each option once (ImportedQuery.set)
+    q.set("--hardware", hardware or q.hardware or DEFAULT_HARDWARE)  # each option once
     argv = q.argv()
     for line in q.notes:
         note(f"note: {line}")

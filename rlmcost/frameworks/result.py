@@ -45,6 +45,7 @@ class ImportedQuery:
     notes: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     near: dict[str, str] = field(default_factory=dict)  # an ignored key -> the key it is near
+    hardware: str | None = None  # the accelerator the config implies, where -H is not given
 
     def set(self, flag: str, value: Any = None) -> None:
         """Add ``flag`` (with ``value``; None for a switch), replacing an earlier setting of
