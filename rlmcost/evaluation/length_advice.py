@@ -8,7 +8,8 @@ peaks lower: the framework examples that name their maxima and ran (verl's
 ``examples/grpo_trainer/run_qwen2-7b.sh`` @b178a3cd5: GSM8K, 512 + 1,024 tokens at most) are
 over the device at the maxima and under it at their data's lengths. :func:`fitting_lengths`
 answers with a number instead of "may fit": the longest sequence, prompt and response scaled
-together from the maxima, at which the run fits, each candidate evaluated with ``run`` for
+together from the maxima (a multi-turn response kept at least its observations and a token a
+turn), at which the run fits, each candidate evaluated with ``run`` for
 memory alone (:func:`rlmcost.placement.untimed.untimed`).
 """
 
@@ -47,15 +48,17 @@ class FittingLengths:
         return f"--prompt-len {self.prompt_len} --response-len {self.response_len}"
 
 
-def split(total: int, prompt: int, response: int) -> tuple[int, int]:
+def split(total: int, prompt: int, response: int, floor: int = 1) -> tuple[int, int]:
     """``total`` tokens as a prompt and a response in the proportion ``prompt : response``,
-    each at least 1 (exact ints).
+    the prompt at least 1 and the response at least ``floor`` (a multi-turn sample's
+    observations and one token a turn, which its response holds) (exact ints).
 
-    >>> split(768, 512, 1024), split(2, 512, 1024)
-    ((256, 512), (1, 1))
+    >>> split(768, 512, 1024), split(2, 512, 1024), split(1200, 1024, 1024, 1029)
+    ((256, 512), (1, 1), (171, 1029))
     """
     p = max(1, min(total - 1, prompt * total // (prompt + response)))
-    return p, max(1, total - p)
+    r = max(floor, total - p)
+    return max(1, min(p, total - r)), r
 
 
 def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | None:
@@ -67,11 +70,12 @@ def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | 
 
     w = estimate.workload
     s, t = w.prompt_len, w.response_len
-    if estimate.fits or s + t < 3:
+    floor = (w.turns - 1) * w.observation_tokens + w.turns  # a multi-turn response's least
+    if estimate.fits or s + t < floor + 2:
         return None
 
     def fits(total: int) -> bool:
-        p, r = split(total, s, t)
+        p, r = split(total, s, t, floor)
         try:
             with untimed():
                 return bool(run(prompt_len=p, response_len=r).fits)
@@ -79,8 +83,7 @@ def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | 
             return False
 
     step = max(1, (s + t) // STEPS)
-    lo, hi = min(step, s + t - 1), s + t  # hi does not fit (the estimate)
-    lo = max(lo, 2)
+    lo, hi = max(floor + 1, min(step, s + t - 1)), s + t  # hi does not fit (the estimate)
     if not fits(lo):
         return None
     while hi - lo > step:
@@ -89,5 +92,5 @@ def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | 
             lo = mid
         else:
             hi = mid
-    p, r = split(lo, s, t)
+    p, r = split(lo, s, t, floor)
     return FittingLengths(p, r, s, t)
