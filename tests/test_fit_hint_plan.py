@@ -70,7 +70,7 @@ def test_a_problem_alone_gets_no_length_hint() -> None:
 def test_no_length_hint_where_the_states_alone_exceed_the_device() -> None:
     # PPO on Llama-3.1-70B on 8 H100s: the Training peak is over by 131 GiB, the optimizer its
     # largest term; weights, gradients and Adam states alone exceed 80 GB whatever the lengths,
-    # so "a run whose responses are shorter may fit" would be false (its LENGTH_TERMS:
+    # so a line naming the lengths at which it fits would be false (its LENGTH_TERMS:
     # activations, KV cache, logits, rollout buffers, overhead are less than the shortfall)
     res = CliRunner().invoke(app, ["ppo", "-m", "70b", "--gpus", "8"])
     assert res.exit_code == 0, res.output

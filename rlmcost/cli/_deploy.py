@@ -17,11 +17,12 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.cli._fp8 import FP8_OPTIONS, fp8_options
+from rlmcost.cli._logits import LOGITS_OPTIONS, logits_options
 from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
 from rlmcost.cli._mtp import MTP_OPTIONS, mtp_options
 from rlmcost.cli._parse import framework_default
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, GradReduce, LogitsMode, RouterDtype, TrainerKernels
+from rlmcost.deployment.kinds import EngineKind, GradReduce, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -73,12 +74,11 @@ DEPLOYMENT_OPTIONS = (
     "speculative_acceptance",
     "refit", "kv_buffer_gib", "vllm_version",
     "no_sleep",
-    "logits",
     "routing_replay",
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS + MTP_OPTIONS + FP8_OPTIONS
+) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS + MTP_OPTIONS + FP8_OPTIONS + LOGITS_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -350,19 +350,7 @@ def deployment_options() -> dict[str, Any]:
         ),
         **engine_options(p),
         **rl_pipeline_options(p),
-        **moe_capacity_options(p), **mtp_options(p), **fp8_options(p),
-        "logits": (
-            Annotated[
-                LogitsMode | None,
-                typer.Option(
-                    help="Log-prob logits: materialized (bf16 logits, fp32 upcast and "
-                    "log-softmax), low-memory (row-by-row / fused cross-entropy: the logits "
-                    "only, as verl, TRL, OpenRLHF) or fused (chunked linear + cross-entropy). "
-                    + framework_default("materialized"),
-                             rich_help_panel=p),
-            ],
-            None,
-        ),
+        **moe_capacity_options(p), **mtp_options(p), **fp8_options(p), **logits_options(p),
         "routing_replay": (
             Annotated[bool, typer.Option(
                 "--routing-replay", rich_help_panel=p,

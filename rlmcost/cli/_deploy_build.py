@@ -241,6 +241,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["init_load"] = "gpu" if opts.get("init_on_gpu") else str(opts["init_load"])
     if opts.get("logits") is not None:
         data["logits"] = str(opts["logits"])
+    if opts.get("logits_chunk_tokens") is not None:
+        data["logits_chunk_tokens"] = int(opts["logits_chunk_tokens"])
     if opts.get("routing_replay"):
         data["routing_replay"] = True
     if opts.get("partial_rollout"):

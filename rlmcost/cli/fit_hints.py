@@ -18,10 +18,9 @@ def render_hints(run: Any, e: Any) -> None:
     dist = getattr(getattr(e, "run", None), "workload", None)
     if dist is not None and dist.length_dist in (None, "fixed") and not e.deployment.ideal \
             and lengths_may_fit(e):  # fmt: skip
-        print("  memory at the maximum lengths (every prompt at --prompt-len, every response at "
-              "--response-len: --length-dist fixed, the default): a run whose responses are "
-              "shorter may fit; give their spread with --length-dist "
-              "lognormal:MEAN,SIGMA,MAX.")  # fmt: skip
+        line = length_hint(run, e)
+        if line:
+            print(line)
     for s in found:
         via = f" {s.framework_flags}." if s.framework_flags else ""
         print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device."
@@ -37,6 +36,26 @@ def render_hints(run: Any, e: Any) -> None:
         where = " of the run's pool (raise a count to search more)" if "--hardware" in cmd else ""
         print(f"  {what}: give more GPUs (--gpus){more}; `{cmd}` finds the fewest GPUs"
               f"{where} with a fitting deployment.")  # fmt: skip
+
+
+def length_hint(run: Any, e: Any) -> str:
+    """The line for ``e``, over the device at its maximum lengths: the longest sequence at
+    which it fits (:func:`~rlmcost.evaluation.length_advice.fitting_lengths`, evaluated), or
+    nothing where it fits at no length."""
+    from rlmcost.evaluation.length_advice import fitting_lengths
+
+    found = fitting_lengths(run, e)
+    if found is None:
+        return ""
+    padded = bool(getattr(e.deployment.train, "padded", False))
+    real = ("its micro-batches are padded to the prompt + the longest response, so its maximum "
+            "lengths must be that short" if padded else "unpadded, a micro-batch holds its "
+            "sequences' real tokens, so a run whose sequences average no more fits")  # fmt: skip
+    return (f"  memory at the maximum lengths (every prompt at --prompt-len, every response at "
+            f"--response-len: --length-dist fixed, the default): it fits at sequences of "
+            f"{found.tokens:,} tokens or fewer ({found.flags()}, {found.share:.0%} of the "
+            f"maxima): {real}; give their spread with --length-dist "
+            f"lognormal:MEAN,SIGMA,MAX.")  # fmt: skip
 
 
 def host_hint(e: Any) -> str:

@@ -90,6 +90,7 @@ class LogitsMode(StrEnum):
     MATERIALIZED = "materialized"  # full [tokens, V] logits, fp32 upcast, log-softmax
     LOW_MEMORY = "low-memory"  # model-dtype logits; log-softmax row by row or a fused CE kernel
     FUSED = "fused"  # chunked/fused linear + cross-entropy (Liger FLCE, verl fused kernels)
+    CHUNKED = "chunked"  # model-dtype logits; fp32 log-softmax per sequence chunk (NeMo RL)
 
 
 class RouterDtype(StrEnum):

@@ -296,7 +296,8 @@ class Deployment(Checked):
     lora: LoraSpec | None = None
     offload_idle: bool = Field(default=False, description="idle models wait in host memory")
     logits: LogitsMode = Field(default=LogitsMode.MATERIALIZED)
-    logits_chunk_tokens: int = Field(default=1024, ge=1, description="fused mode's chunk")
+    logits_chunk_tokens: int = Field(default=1024, ge=1, description="the fused and chunked "
+                                     "modes' chunk (positions)")
     routing_replay: bool = Field(
         default=False,
         description="MoE routing replay: the engine's routed-expert ids of every token kept "

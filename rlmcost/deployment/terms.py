@@ -34,6 +34,20 @@ FUSED_CHUNK_COPIES = 2
 """A fused/chunked linear + cross-entropy kernel (Liger ``LigerFusedLinearCrossEntropy``, verl
 ``use_fused_kernels``) keeps one chunk's fp32 logits and their gradient."""
 
+CHUNKED_FORWARD_BYTES = 12
+"""Chunked log-probs (NeMo RL ``policy.logprob_chunk_size``: ``ChunkedDistributedLogprob`` in
+``nemo_rl/distributed/model_utils.py`` @7ea279abf), forward, per element of one sequence chunk
+beside the whole model-dtype logits: the chunk's fp32 cast (4), then in
+``_compute_distributed_log_softmax`` the max-shifted copy (4) and its ``exp()`` (4) or, once
+summed, the log-softmax output (4): 12 bytes at once."""
+
+CHUNKED_TRAIN_BYTES = 24
+"""Chunked log-probs, training (``ChunkedDistributedLogprob.backward``, same file), per element
+of one chunk beside the saved model-dtype logits and the model-dtype ``grad_input``
+(``torch.zeros_like(vocab_parallel_logits)``): the chunk's fp32 cast (4), its softmax (4), and
+``one_hot(masked_target)`` (int64, 8) times the bool mask of the chosen ids, an int64 product
+(8): 24 bytes; then ``is_chosen.float()`` (4) after the one-hot is freed: 20."""
+
 
 def logits_peak_bytes(
     positions: int,
@@ -58,9 +72,11 @@ def logits_peak_bytes(
     (verl ``logprobs_from_logits``: flash-attn's triton ``cross_entropy`` when installed, else
     ``logprobs_from_logits_v2`` row by row for bf16; TRL ``selective_log_softmax``; OpenRLHF
     ``log_probs_from_logits``). Fused: one chunk of ``min(positions, chunk_tokens)`` positions,
-    :data:`FUSED_CHUNK_COPIES` fp32 copies. At 150k-token vocabularies and long responses
-    this is what runs small models out of memory (a 1.5B model, 8k-token sequences, forward:
-    8192 x 151,936 x 10 B = 11.6 GiB).
+    :data:`FUSED_CHUNK_COPIES` fp32 copies. Chunked (NeMo RL's ``logprob_chunk_size``): the
+    logits in the activation dtype (and, training, their gradient) and one chunk's fp32 work,
+    :data:`CHUNKED_FORWARD_BYTES` or :data:`CHUNKED_TRAIN_BYTES` per element of the chunk.
+    At 150k-token vocabularies and long responses this is what runs small models out of memory
+    (a 1.5B model, 8k-token sequences, forward: 8192 x 151,936 x 10 B = 11.6 GiB).
 
     >>> logits_peak_bytes(8192, 151_936, False, LogitsMode.MATERIALIZED, Dtype.BF16, Dtype.FP32,
     ...                   1024)
@@ -71,6 +87,10 @@ def logits_peak_bytes(
         return rows * vocab_per_rank * FUSED_CHUNK_COPIES * logits_dtype.bytes
     if mode is LogitsMode.LOW_MEMORY:  # the logits (and, training, their gradient) only
         return positions * vocab_per_rank * (train_copies if train else 1) * activation_dtype.bytes
+    if mode is LogitsMode.CHUNKED:  # the logits (and their gradient) + one chunk's fp32 work
+        chunk = min(positions, chunk_tokens) * (CHUNKED_TRAIN_BYTES if train
+                                                else CHUNKED_FORWARD_BYTES)  # fmt: skip
+        return vocab_per_rank * (positions * (2 if train else 1) * activation_dtype.bytes + chunk)
     parts = LOGITS_TRAIN_BYTES if train else LOGITS_FORWARD_BYTES
     per = parts["model"] * activation_dtype.bytes + parts["fp32"] * logits_dtype.bytes
     return positions * vocab_per_rank * per

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.script_device import script_device
 from rlmcost.frameworks.shell_script import MAX_SCRIPT_BYTES, Launch, read_launch
 
 if TYPE_CHECKING:
@@ -141,11 +142,16 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
                         "the script in verl's examples/split_placement folder")  # fmt: skip
     config, notes = _verl_base(launch, folder, options.get("name", CONFIG if split else
                                                            "ppo_trainer"), options)  # fmt: skip
+    named = None if hardware is not None else script_device(launch.script)
+    hardware = hardware or (named and named[0])
     if split:
-        return _split(launch, config, overrides, notes, (verl_version, hardware))
-    q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
-                            overrides, verl_version, hardware)  # fmt: skip
-    q.notes[:0] = [*launch.notes, *notes, *_kept(launch), *_ascend(launch, hardware)]
+        q = _split(launch, config, overrides, notes, (verl_version, hardware))
+    else:
+        q = import_verl_mapping(config, f"verl script {launch.script.name}",
+                                str(launch.script), overrides, verl_version, hardware)
+        q.notes[:0] = [*launch.notes, *notes, *_kept(launch), *_ascend(launch, hardware)]
+    if named:  # (rlmcost.frameworks.script_device)
+        q.convert(f"its {named[1]}", "--hardware", named[0], "the accelerator the script names")
     return q
 
 

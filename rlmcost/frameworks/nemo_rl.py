@@ -53,7 +53,7 @@ IGNORED = (
     "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
     "grpo.val_batch_size", "grpo.seed", "loss_fn",
     "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
-    "policy.logprob_batch_size", "policy.logprob_chunk_size",
+    "policy.logprob_batch_size",
     "policy.dtensor_cfg.custom_parallel_plan",
     f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
     f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",

@@ -1,6 +1,6 @@
 """NeMo RL import: dynamic sampling (``grpo.use_dynamic_sampling``, DAPO) as rlmcost's dapo, and
-the fused linear log-probs (:func:`fused_logprobs`) and the drafters trained for speculative
-decoding (:func:`trained_drafters`).
+the fused linear or chunked log-probs (:func:`fused_logprobs`, :func:`chunked_logprobs`) and the
+drafters trained for speculative decoding (:func:`trained_drafters`).
 
 NeMo RL (nemo_rl/algorithms/grpo.py at 7ea279abf): with ``use_dynamic_sampling`` the dataloader
 hands each generation round ``int(num_prompts_per_step x batch_multiplier)`` prompts (``setup``:
@@ -67,6 +67,7 @@ def fused_logprobs(r: Reader, q: ImportedQuery, megatron: bool, cp: int) -> None
     r.raw("policy.megatron_cfg.fused_linear_logprobs_chunk_size")
     if not (megatron and r.flag("policy.megatron_cfg.use_fused_linear_logprobs", False)):
         q.set("--logits", "materialized")
+        chunked_logprobs(r, q, megatron)
         return
     if "--packing" in dict(q.flags) and q.algorithm != "dpo":
         raise SpecError(f"{r.where}: use_fused_linear_logprobs with sequence packing: NeMo RL "
@@ -77,6 +78,34 @@ def fused_logprobs(r: Reader, q: ImportedQuery, megatron: bool, cp: int) -> None
                         "NeMo RL refuses it (megatron/setup.py); turn one off")
     q.convert("policy.megatron_cfg.use_fused_linear_logprobs=true", "--logits", "fused",
               "log-probs from the hidden states in sequence chunks, no full logits tensor")
+
+
+def chunked_logprobs(r: Reader, q: ImportedQuery, megatron: bool) -> None:
+    """``policy.logprob_chunk_size``: NeMo RL's ``ChunkedDistributedLogprob`` casts and
+    log-softmaxes the bf16 logits one sequence chunk at a time, no whole fp32 copy
+    (nemo_rl/distributed/model_utils.py @7ea279abf; ``defer_fp32_logits`` required,
+    models/megatron/setup.py ``_validate_chunking_config``), in the Megatron worker's loss and
+    log-prob forwards alike (algorithms/loss/utils.py ``get_next_token_logprobs_from_logits``:
+    only with a vocab-parallel group, and only without top-k/top-p filtering,
+    ``need_top_k_or_top_p_filtering``): ``--logits chunked``. The DTensor worker chunks its
+    log-prob forward alone (models/automodel/train.py ``LogprobsPostProcessor``), its loss runs
+    on the whole fp32 logits: left materialized, said in a note."""
+    chunk = r.integer("policy.logprob_chunk_size", None, lo=0)
+    if not chunk:
+        return
+    top_k, top_p = r.raw("policy.generation.top_k"), r.raw("policy.generation.top_p", 1.0)
+    if (top_k is not None and int(top_k) > 0) or (top_p is not None and float(top_p) != 1.0):
+        q.note(f"policy.logprob_chunk_size={chunk} with top-k/top-p sampling: NeMo RL's "
+               "filtered log-probs run unchunked (loss/utils.py); priced materialized")
+    elif not megatron:
+        q.note(f"policy.logprob_chunk_size={chunk}: the DTensor worker chunks its log-prob "
+               "forward only (automodel/train.py), its loss takes the whole fp32 logits; "
+               "priced materialized (an upper bound for the forward)")
+    else:
+        q.convert(f"policy.logprob_chunk_size={chunk}", "--logits", "chunked",
+                  "bf16 logits, the fp32 log-softmax one sequence chunk at a time")
+        q.convert(f"policy.logprob_chunk_size={chunk}", "--logits-chunk-tokens", chunk,
+                  "positions per chunk (per CP rank)", default=1024)
 
 
 def trained_drafters(r: Reader, q: ImportedQuery) -> None:

@@ -91,25 +91,31 @@ def forward_batching(r: Reader, q: ImportedQuery) -> None:
                f"old-log-prob forward ({mine}); rlmcost gives every forward one batching")
 
 
-def padding(r: Reader, q: ImportedQuery, strategy: str) -> None:
-    """``model.use_remove_padding``: False (ppo_trainer.yaml's default through v0.6.1; True
-    from v0.7.0, commit 561752996; the example scripts set True) makes the FSDP workers run the
-    model on the padded (batch, prompt + response) tensors (verl/workers/actor/dp_actor.py
-    ``_forward_micro_batch`` @b25bb7d4f, "not using rmpad"): ``--padded``. The Megatron workers
+def padding(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) -> None:
+    """``model.use_remove_padding``: False makes the FSDP workers run the model on the padded
+    (batch, prompt + response) tensors (verl/workers/actor/dp_actor.py ``_forward_micro_batch``
+    @b25bb7d4f, "not using rmpad"): ``--padded``. Its default is the verl of ``day``'s (None:
+    the current verl's): False through v0.6.1, True from v0.7.0
+    (:data:`~rlmcost.frameworks.verl_versions.REMOVE_PADDING`, PR 4461). The Megatron workers
     pack the sequences either way (verl/models/mcore/model_forward.py ``gptmodel_forward``,
     ``pack_seqs=True``)."""
-    rmpad = r.flag(f"{MODEL}.use_remove_padding", False)
+    from rlmcost.frameworks.verl_versions import REMOVE_PADDING
+
+    default = day is None or day >= REMOVE_PADDING
+    given = r.has(f"{MODEL}.use_remove_padding")
+    rmpad = r.flag(f"{MODEL}.use_remove_padding", default)
     if strategy == "megatron":
         return
     if rmpad:
         q.note("use_remove_padding: padding removed; rlmcost's sequences are S + T tokens "
-               "without padding already")  # fmt: skip
+               "without padding already" + ("" if given else " (verl's default from v0.7.0, "
+                                            "PR 4461: model/hf_model.yaml)"))  # fmt: skip
         return
     q.set("--padded")
-    q.note("use_remove_padding false (ppo_trainer.yaml's default through v0.6.1): the FSDP "
-           "workers run each micro-batch on the padded (batch, prompt + response) tensors; "
-           "--padded prices every sequence of the training and log-prob passes at the prompt "
-           "+ the longest response")  # fmt: skip
+    q.note("use_remove_padding false" + ("" if given else " (verl's default through v0.6.1)")
+           + ": the FSDP workers run each micro-batch on the padded (batch, prompt + "
+           "response) tensors; --padded prices every sequence of the training and log-prob "
+           "passes at the prompt + the longest response")  # fmt: skip
 
 
 def group_of_one(r: Reader, q: ImportedQuery) -> None:

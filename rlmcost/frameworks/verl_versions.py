@@ -77,6 +77,11 @@ first in v0.6.0 (module doc)."""
 DEFAULT_256 = "2026-01-23"
 """verl PR 4280 (e9405d70b): ``rollout.yaml`` ``max_num_seqs`` 1024 -> 256 (module doc)."""
 
+REMOVE_PADDING = "2025-12-09"
+"""verl PR 4461 (561752996, "enhances TrainingWorker"), first in v0.7.0: ``model/hf_model.yaml``
+``use_remove_padding`` False -> True (``_generated_ppo_trainer.yaml`` alike): from this day a
+config that does not set it runs its FSDP workers unpadded (still so at b178a3cd5)."""
+
 NON_REENTRANT = "2025-01-18"
 """verl PR 114 (5a94e14df, "set use_reentrant=False when enable gradient checkpointing"), first
 in v0.2: its FSDP workers' ``gradient_checkpointing_enable`` passes ``use_reentrant=False``;

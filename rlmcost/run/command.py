@@ -58,6 +58,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
                      "env_workers": "--env-workers",
                      "logits": "--logits", "init_load": "--init-load",
+                     "logits_chunk_tokens": "--logits-chunk-tokens",
                      "staleness": "--staleness", "placement": "--placement",
                      "train.router_dtype": "--router-dtype",
                      "train.ep_dispatcher": "--ep-dispatcher",
@@ -264,6 +265,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if d.init_load != "sharded" or _preset_sets(d.framework, "init_load"):
         words += ["--init-load", str(d.init_load)]
     words += ["--logits", str(d.logits)]
+    words += ["--logits-chunk-tokens", str(d.logits_chunk_tokens)] \
+        if d.logits_chunk_tokens != 1024 else []  # Deployment's default  # fmt: skip
     words += ["--routing-replay"] if d.routing_replay else []
     words += ["--partial-rollout"] if d.partial_rollout else []
     words += ["--in-flight-batches", str(d.rollout_in_flight)] if d.rollout_in_flight > 1 else []
