@@ -304,9 +304,9 @@ def sweep_train_steps(
         base_total = np.where(s < pp, weights + grads + opt + buffers, -np.inf)
         step_bytes = 2 * (np.where(z3, 0.0, weights) + grads + opt)  # + gathered weights, below
         # activation bytes per token of a micro-batch, then per candidate
-        per_token = _in_flight(schedule, s, pp, n_mb, v) * (
-            n_dense * saved_d + n_moe * saved_m + last * norm_input
-        )
+        fl = _in_flight(schedule, s, pp, n_mb, v)  # head input once if interleaved (head_in_flight)
+        head_fl = np.where((schedule == _INTERLEAVED) & (v > 1), np.minimum(1.0, fl), fl)
+        per_token = fl * (n_dense * saved_d + n_moe * saved_m) + last * head_fl * norm_input
         if any_full:
             rebuilt = np.maximum(np.where(n_dense > 0, rebuilt_d, 0.0),
                                  np.where(n_moe > 0, rebuilt_m, 0.0))  # fmt: skip
