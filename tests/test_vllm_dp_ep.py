@@ -70,3 +70,11 @@ def test_a_vllm_ep_group_holds_its_share_of_the_experts() -> None:
     ep16 = _engine_weights(["--engine", "vllm", "--rollout-tp", "16", "--dp-attention", "4"])
     sglang = _engine_weights(["--engine", "sglang", "--rollout-tp", "16", "--dp-attention", "4"])
     assert ep16 < tp4 and ep16 == sglang
+
+
+def test_a_dense_model_under_vllm_dp_is_refused_in_one_line() -> None:
+    # vLLM's DP ranks of a dense model share nothing (independent replicas): no DP attention
+    out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-8b", "--gpus", "8", "--engine", "vllm",
+                                   "--rollout-tp", "4", "--dp-attention", "2"])  # fmt: skip
+    assert out.exit_code != 0 and "Traceback" not in out.output
+    assert "a dense model" in out.output and "--rollout-tp 2" in out.output

@@ -233,6 +233,12 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         launch = eager_launch_s(arch)
     kind = g.engine.kind
+    if kind is EngineKind.VLLM and layout.attention_dp > 1 and not arch.is_moe:
+        raise SpecError(f"--dp-attention {layout.attention_dp} with vLLM and {arch.name}, a dense "
+                        "model: vLLM's data-parallel ranks share only an expert group (docs/"
+                        "serving/data_parallel_deployment.md), so a dense model's are independent "
+                        f"replicas; give --rollout-tp {layout.tp // layout.attention_dp} without "
+                        "--dp-attention")  # fmt: skip
     host = host_options(g.s.hardware.host_time_factor, not g.s.deployment.partial_rollout, kind)
     options = EngineOptions(
         step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
