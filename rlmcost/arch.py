@@ -256,6 +256,11 @@ class Arch:
 
         return sp.Min(free, self.n_layers)
 
+    def full_layers_of(self, layers: int) -> int:
+        """Full-attention layers among ``layers`` consecutive layers (a pipeline stage), in
+        proportion as :meth:`linear_layers_of` counts linear ones (Gemma 4: one in six)."""
+        return int(self.n_full_layers) * layers // int(self.n_layers)
+
     def ffn_free_layers_of(self, layers: Size) -> Size:
         """FFN-free layers among ``layers`` consecutive layers (a pipeline stage), in proportion
         as :meth:`linear_layers_of` counts linear ones."""

@@ -126,3 +126,21 @@ def linear_state(a: Any, tp: int) -> int:
     hv, hk = a.linear_value_heads // tp, a.linear_key_heads // tp
     dk, dv = a.linear_key_head_dim, a.linear_value_head_dim
     return int(hv * dk * dv + (a.linear_conv_kernel - 1) * (2 * hk * dk + hv * dv))
+
+
+def full_layer(a: Any, tp: int) -> Any:
+    """Gemma 4's full-attention layer as its own shape on a TP rank (``Arch.full_view``: its
+    head width and KV heads, one replicated KV head per rank past them, as ``shard.tp_shard``
+    holds them); ``a`` itself when the full layers are shaped as the others."""
+    if not a.fullshape:
+        return a
+    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
+                      full_kv_heads=0, fullshape=0)  # fmt: skip
+    replicated = tp > full.n_kv_heads and tp % full.n_kv_heads == 0
+    return full._replace(n_kv_heads=tp) if replicated else full
+
+
+def full_layers_of(a: Any, layers: int) -> int:
+    """Full-attention layers among ``layers`` consecutive ones (a pipeline stage), in the
+    model's proportion: ``Arch.full_layers_of`` numerically."""
+    return int(a.full_attention_layers * layers // a.n_layers)

@@ -23,7 +23,13 @@ from typing import Any
 
 from rlmcost.choices import Head
 from rlmcost.compiled import blocks_gen as g
-from rlmcost.compiled.arch import arch_numbers, linear_state, recurrent_state
+from rlmcost.compiled.arch import (
+    arch_numbers,
+    full_layer,
+    full_layers_of,
+    linear_state,
+    recurrent_state,
+)
 from rlmcost.compiled.dtypes import Dtypes
 from rlmcost.compiled.runtime import ceil_div
 from rlmcost.memo import memoized
@@ -48,20 +54,13 @@ def _full_kv_wider(a: g.ArchNumbers, tp: int) -> int:
     ``shard.tp_shard`` holds them); 0 when the full layers are shaped as the others."""
     if not a.fullshape:
         return 0
-    full = _full_layer(a, tp)
+    full = full_layer(a, tp)
 
     def one(b: g.ArchNumbers) -> int:  # one replicated KV head per rank past the heads
         return int(g.kv_cache_per_token_layer(b._replace(n_kv_heads=tp) if replicates_kv(b, tp)
                                               else b, tp))  # fmt: skip
 
     return one(full) - one(a)
-
-
-def _full_layer(a: g.ArchNumbers, tp: int) -> g.ArchNumbers:
-    """Gemma 4's full-attention layer on a TP rank: ``Arch.full_view`` as tp_shard holds it."""
-    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
-                      full_kv_heads=0, fullshape=0)  # fmt: skip
-    return full._replace(n_kv_heads=tp) if replicates_kv(full, tp) else full
 
 
 def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
@@ -269,7 +268,7 @@ def memory_per_stage(
             saved[False] = fm.op_sac_of(a, tp, sp_on, x)
         full_saved = {}  # Gemma 4's full layers at their own widths (kept, rebuilt)
         if a.fullshape and not sac:
-            fa = _full_layer(a, tp)
+            fa = full_layer(a, tp)
             full_saved = {m: (saved_bytes(fa, tp, sp_on, layout.ckpt, m, x, glu),
                               saved_bytes(fa, tp, sp_on, Checkpointing.NONE, m, x, glu))
                           for m in (False, True)}  # fmt: skip
@@ -304,7 +303,7 @@ def memory_per_stage(
             buffers = fm.pp_gathered_bytes(p.dense + p.expert, w)
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]
-            n_full = a.full_attention_layers * (n_dense + n_moe) // a.n_layers if full_saved else 0
+            n_full = full_layers_of(a, n_dense + n_moe) if full_saved else 0
             if n_full:  # in proportion, as parallel.memory
                 kept += n_full * (full_saved[bool(n_moe)][0] - saved[bool(n_moe)])
             in_flight = in_flight_layer_microbatches(
@@ -335,8 +334,7 @@ def memory_per_stage(
             num, den = SGLANG_SWA_FULL_TOKENS_RATIO  # SGLang's SWA pool, rounded up
             pos = (n - n_lin - n_sw - n_pool) * per_seq + n_sw * kept
             kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
-            kv += a.full_attention_layers * n // a.n_layers * per_seq * full_wider * per_shard \
-                if a.fullshape else 0  # fmt: skip
+            kv += full_layers_of(a, n) * per_seq * full_wider * per_shard if a.fullshape else 0
             sl_pos = kept if n_sw else per_seq * num // den if n_pool else per_seq
             kv -= shared_kv_per_sequence(  # Gemma 4 E's KV-shared layers hold none
                 (a.n_layers, a.kv_shared_layers, a.kv_shared_full_layers), n, (sl_pos, per_seq),

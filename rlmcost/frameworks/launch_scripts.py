@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.result import Conversion
 from rlmcost.frameworks.script_device import script_device
 from rlmcost.frameworks.shell_script import MAX_SCRIPT_BYTES, Launch, read_launch
 
@@ -151,10 +150,8 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
         q = import_verl_mapping(config, f"verl script {launch.script.name}",
                                 str(launch.script), overrides, verl_version, hardware)
         q.notes[:0] = [*launch.notes, *notes, *_kept(launch), *_ascend(launch, hardware)]
-    if named:  # (rlmcost.frameworks.script_device); -H wins (cli._import_run.run_import)
-        q.hardware = named[0]
-        q.conversions.append(Conversion(f"its {named[1]}", "--hardware", named[0],
-                                        "the accelerator the script names"))  # fmt: skip
+    if named:  # (rlmcost.frameworks.script_device)
+        q.imply_hardware(f"its {named[1]}", named[0], "the accelerator the script names")
     return q
 
 

@@ -40,7 +40,7 @@ from rlmcost.frameworks.nemo_rl_sampling import (
 from rlmcost.frameworks.nemo_rl_turns import rollout_turns
 from rlmcost.frameworks.nemo_rl_vllm import nemo_rl_release, release_vllm
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
-from rlmcost.frameworks.result import Conversion, ImportedQuery
+from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.virtual_pipeline import nemo_rl_virtual_stages
 
@@ -199,10 +199,8 @@ GB200_HOW = ("NeMo RL's nodes of 4 GPUs are its GB200 systems (docs/cluster.md a
 def _layout(r: Reader, q: ImportedQuery, pairs: bool = False) -> None:
     gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
     q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
-    if r.integer("cluster.gpus_per_node", 1) == GB200_GPUS_PER_NODE:  # unless -H (run_import)
-        q.hardware = "gb200"
-        q.conversions.append(Conversion("cluster.gpus_per_node=4", "--hardware", "gb200",
-                                        GB200_HOW))  # fmt: skip
+    if r.integer("cluster.gpus_per_node", 1) == GB200_GPUS_PER_NODE:
+        q.imply_hardware("cluster.gpus_per_node=4", "gb200", GB200_HOW)
     segment = r.integer("cluster.segment_size", None)  # v0.7.0 docs/cluster.md 'Topology-Aware
     if segment:  # Placement for MoE'; the v0.7.0 GB200 MoE recipes set it
         q.note(f"cluster.segment_size {segment}: Ray ranks ordered so each expert-parallel group "

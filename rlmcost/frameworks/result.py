@@ -62,6 +62,13 @@ class ImportedQuery:
             self.set(flag, value)
         self.conversions.append(Conversion(given, flag, value, how))
 
+    def imply_hardware(self, given: str, name: str, how: str) -> None:
+        """The accelerator ``name`` the config implies (``given``: what says so), kept beside
+        the flags so that -H, or a caller's own --hardware, wins (cli._import_run.run_import);
+        recorded as a conversion."""
+        self.hardware = name
+        self.conversions.append(Conversion(given, "--hardware", name, how))
+
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)

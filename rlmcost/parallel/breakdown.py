@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import Head
 from rlmcost.compiled import blocks_gen as g
-from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled.arch import arch_numbers, full_layer, full_layers_of
 from rlmcost.compiled.runtime import ceil_div
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
@@ -167,8 +167,8 @@ def stage_params(
             (bool(a.qk_norm), bool(a.qkv_bias), bool(a.full_k_eq_v), bool(a.kv_shared_wide_ffn)),
             (a.d_model, a.d_ff // tp, 2 if a.ffn_kind_plain else 3))  # fmt: skip
     if a.fullshape or a.full_k_eq_v:  # Gemma 4's full layers, as parallel.memory.stage_params
-        n_full = a.full_attention_layers * (stage.dense_layers + stage.moe_layers) // a.n_layers
-        dense += n_full * _full_attention_delta(a, tp)
+        dense += full_layers_of(a, stage.dense_layers + stage.moe_layers) * \
+            _full_attention_delta(a, tp)  # fmt: skip
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
         dense += embedding + a.encoder_params
@@ -188,10 +188,7 @@ def _full_attention_delta(a: Any, tp: int) -> int:
     head width and KV heads, one KV head per rank past them, and no v_proj with
     ``full_k_eq_v``): the numeric twin of ``blocks.params.params_full_attention_delta`` of
     ``shard.tp_shard``."""
-    full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads) if a.fullshape \
-        else a  # fmt: skip
-    if tp > full.n_kv_heads and not tp % full.n_kv_heads:  # one KV head per rank
-        full = full._replace(n_kv_heads=tp)
+    full = full_layer(a, tp)
     delta = g.params_attention_per_layer(full, tp) - g.params_attention_per_layer(a, tp)
     if a.full_k_eq_v:  # no v_proj (nor its bias)
         kv_width = full.n_kv_heads // tp * full.head_dim

@@ -151,8 +151,7 @@ def stage_params(
         expert -= n_free * routed_here if stage.moe_layers else 0
     dense += stage_shared_params(arch, shard, stage.dense_layers + stage.moe_layers)  # Gemma 4 E
     if int(arch.n_full_layers):  # Gemma 4's full layers: their own widths, in proportion
-        n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
-        dense += n_full * _int(params_full_attention_delta(shard))
+        dense += arch.full_layers_of(stage.layers) * _int(params_full_attention_delta(shard))
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)
@@ -174,8 +173,7 @@ def _activation_bytes_train(
     tp, sp_on, ckpt = layout.tp, layout.sp, layout.ckpt
     op_sac = layout.op_sac and ckpt is Checkpointing.SELECTIVE  # torchtitan's (framework_memory)
     # Gemma 4's full layers at their own widths, in proportion (as their weights and KV cache)
-    n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers) \
-        if arch.has_full_shape and not op_sac else 0  # fmt: skip
+    n_full = arch.full_layers_of(stage.layers) if arch.has_full_shape and not op_sac else 0
 
     def per_token(c: Checkpointing) -> Fraction:
         total = 0
@@ -295,8 +293,8 @@ def memory_per_stage(
             kv = positions * int(sh.kv_cache_width) * share.sequences * workload.kv_dtype.bytes
             if sh.has_full_shape:  # Gemma 4's full layers cache their own width, all positions
                 wider = int(sh.full_view().kv_cache_width) - int(sh.kv_cache_width)
-                n_full = int(arch.n_full_layers) * stage.layers // int(arch.n_layers)
-                kv += n_full * per_seq * wider * share.sequences * workload.kv_dtype.bytes
+                kv += arch.full_layers_of(stage.layers) * per_seq * wider * share.sequences * \
+                    workload.kv_dtype.bytes  # fmt: skip
             if int(arch.kv_shared_layers):  # Gemma 4 E's shared layers hold none (kv_shared)
                 held = (per_seq, n_sw, n_pool)
                 kv -= stage_shared_kv(arch, sh, stage.layers, held, layout.cp) * \

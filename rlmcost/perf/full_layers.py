@@ -41,7 +41,7 @@ def layer_kinds(arch: Arch, count: int) -> list[tuple[Arch, int]]:
         return shared_kinds(arch, count)
     if not has_full_kind(arch):
         return [(arch, count)]
-    full = int(arch.n_full_layers) * count // int(arch.n_layers)
+    full = arch.full_layers_of(count)
     return [(sliding_layer_arch(arch), count - full), (full_layer_arch(arch), full)]
 
 
