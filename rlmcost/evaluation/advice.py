@@ -16,7 +16,6 @@ from typing import Any
 from rlmcost.deployment.given import forwards_given, layered
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
-from rlmcost.errors import SpecError
 from rlmcost.evaluation.advice_search import _fitting, combined, degree_changes
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frozen import dataclass
@@ -319,13 +318,9 @@ def max_response_len(run: Run, estimate: Any, granularity: int = 256) -> Longest
     cap = limits[reason] - prompt
 
     def fits(t: int) -> bool:  # memory alone decides (placement.untimed)
-        from rlmcost.placement.untimed import untimed
+        from rlmcost.placement.untimed import fits_at
 
-        try:
-            with untimed():
-                return bool(run(response_len=t).fits)
-        except SpecError:
-            return False
+        return fits_at(run, response_len=t)
 
     if cap < current and reason == "context":  # already past it: a longest beyond it is none
         return Longest(current, "past context", limits[reason], prompt + current)

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
 
 STEPS = 64
@@ -66,7 +65,7 @@ def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | 
     prompt and response scaled together (:func:`split`), to within ``(S + T) / STEPS``
     tokens; None where it fits at no length (its states alone exceed the device, or an engine
     reservation leaves no KV cache, which lengths do not cause) or already fits."""
-    from rlmcost.placement.untimed import untimed
+    from rlmcost.placement.untimed import fits_at
 
     w = estimate.workload
     s, t = w.prompt_len, w.response_len
@@ -76,11 +75,7 @@ def fitting_lengths(run: Callable[..., Any], estimate: Any) -> FittingLengths | 
 
     def fits(total: int) -> bool:
         p, r = split(total, s, t, floor)
-        try:
-            with untimed():
-                return bool(run(prompt_len=p, response_len=r).fits)
-        except SpecError:
-            return False
+        return fits_at(run, prompt_len=p, response_len=r)
 
     step = max(1, (s + t) // STEPS)
     lo, hi = max(floor + 1, min(step, s + t - 1)), s + t  # hi does not fit (the estimate)

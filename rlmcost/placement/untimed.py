@@ -16,9 +16,11 @@ so is kept for a later evaluation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from rlmcost.errors import SpecError
 from rlmcost.memo import plain
 
 UNTIMED = [0]
@@ -35,3 +37,13 @@ def untimed() -> Iterator[None]:
             yield
         finally:
             UNTIMED[0] -= 1
+
+
+def fits_at(run: Callable[..., Any], **lengths: int) -> bool:
+    """Whether ``run(**lengths)`` (the run at other prompt / response lengths) fits, evaluated
+    :func:`untimed`; a length the run refuses does not fit."""
+    try:
+        with untimed():
+            return bool(run(**lengths).fits)
+    except SpecError:
+        return False
