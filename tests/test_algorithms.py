@@ -71,6 +71,7 @@ def test_catalog_lists_the_issue_algorithms():
         "prm",
         "rlvr",
         "d-rlaif",
+        "opd",  # on-policy distillation (NeMo RL's, slime's): the teacher role
         "ipo",
         "orpo",
         "simpo",

@@ -260,6 +260,26 @@ def d_rlaif() -> Algorithm:
     )
 
 
+def opd() -> Algorithm:
+    """On-policy distillation (Agarwal et al. 2024, GKD, arXiv:2306.13649; Gu et al. 2024,
+    MiniLLM, arXiv:2306.08543): the student samples, a frozen teacher scores its tokens.
+
+    The student (the actor) samples K responses to each of B prompts, the teacher
+    (``--teacher``) runs one forward over each (S + T tokens) for its log-probs, the student
+    trains on a divergence to them; no reward, no reference (NeMo RL distillation.py). K = 1."""
+    base = grpo()
+    return derive(
+        base,
+        "opd",
+        "On-policy distillation: the student samples, a teacher model scores each token",
+        "Agarwal et al. 2024, arXiv:2306.13649; Gu et al. 2024, arXiv:2306.08543",
+        remove=[base.find(Role.REWARD)],
+        replace_={base.find(Role.REFERENCE): _forward(Role.TEACHER, note="teacher log-probs")},
+        default_group=1,
+        min_group=1,  # no group baseline: the teacher scores each sample
+    )
+
+
 def ipo() -> Algorithm:
     """IPO (Azar et al. 2023, arXiv:2310.12036): DPO's invocations with a squared loss.
 
@@ -344,6 +364,7 @@ _BUILDERS = (
     prm,
     rlvr,
     d_rlaif,
+    opd,
     ipo,
     orpo,
     simpo,

@@ -219,6 +219,7 @@ def role_arch(role: Role) -> Arch:
         Role.COST_CRITIC: "Vc",
         Role.PRM: "P",
         Role.JUDGE: "J",
+        Role.TEACHER: "T",
     }[role]
     d = sy._pos_int(f"d_{tag}")
     h = sy._pos_int(f"h_{tag}")

@@ -42,12 +42,13 @@ class Role(StrEnum):
     COST_CRITIC = "cost-critic"  # Safe-RLHF cost value model V_c (trainable, d x 1 head)
     PRM = "prm"  # process reward model R_phi^proc (frozen, d x 1 head, per-step scores)
     JUDGE = "judge"  # an off-the-shelf LLM prompted to score (frozen, LM head, generates)
+    TEACHER = "teacher"  # on-policy distillation's teacher (frozen, LM head, scores tokens)
     VERIFIER = "verifier"  # a programmatic checker (RLVR): not a neural model
 
     @property
     def head(self) -> Head:
         """Output head: d x V for the policy-like models, d x 1 for scalar scorers."""
-        lm = (Role.ACTOR, Role.REFERENCE, Role.JUDGE)
+        lm = (Role.ACTOR, Role.REFERENCE, Role.JUDGE, Role.TEACHER)
         return Head.LM if self in lm else Head.VALUE
 
     @property
@@ -62,6 +63,7 @@ class Role(StrEnum):
             Role.COST_CRITIC: "V_c",
             Role.PRM: "R_proc",
             Role.JUDGE: "J",
+            Role.TEACHER: "pi_T",
             Role.VERIFIER: "verifier",
         }[self]
 
@@ -77,6 +79,7 @@ class Role(StrEnum):
             Role.COST_CRITIC: r"V_c",
             Role.PRM: r"R^{\mathrm{proc}}_\phi",
             Role.JUDGE: r"J",
+            Role.TEACHER: r"\pi_T",
             Role.VERIFIER: r"\mathrm{verifier}",
         }[self]
 

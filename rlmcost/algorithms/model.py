@@ -178,6 +178,15 @@ class Algorithm:
         return tuple(r for r in self.roles if r is not Role.VERIFIER)
 
     @property
+    def scored(self) -> bool:
+        """True when something scores the responses for a policy gradient (a reward, cost or
+        process reward model, a judge, a verifier); False for on-policy distillation, whose
+        signal is its teacher's log-probs (no advantage, no importance ratio), and for the
+        offline preference methods, whose pairs carry their preference."""
+        scorers = (Role.REWARD, Role.COST, Role.PRM, Role.JUDGE, Role.VERIFIER)
+        return any(i.role in scorers for i in self.invocations)
+
+    @property
     def trained_roles(self) -> tuple[Role, ...]:
         """Roles that take training steps (their Adam states stay resident)."""
         return tuple(dict.fromkeys(i.role for i in self.invocations if i.kind is Kind.TRAIN))

@@ -111,6 +111,10 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         judge: Annotated[
             str | None, typer.Option(help="Judge model (d-rlaif) (default: the actor's).")
         ] = None,
+        teacher: Annotated[
+            str | None, typer.Option(help="Teacher model (opd: on-policy distillation), which "
+                                     "scores each student token (default: the actor's).")
+        ] = None,
         batch: Annotated[int | None, typer.Option("--batch", "-B", help=batch_help, **Pos)] = None,
         group: Annotated[int | None, typer.Option("--group", "-K", help=group_help, **Pos)] = None,
         prompt_len: Annotated[

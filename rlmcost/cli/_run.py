@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 PLACEMENTS_GPUS = 8
 """`rlmcost placements` without --gpus or --groups: GPUs to split."""
 
-_ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
+_ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge",
+          "teacher": "teacher"}
 
 
 def require_model(opts: dict[str, Any]) -> str:

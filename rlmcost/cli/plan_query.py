@@ -50,7 +50,7 @@ NOT_TAKEN = ("gpus, dp, tp, pp, cp, ep, sp, zero, ckpt, micro-batch, offload, "
 """The algorithm commands' options `rlmcost plan` does not take, and why (its --help says
 it)."""
 
-SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
+SHARED = ("model", "critic", "reward", "ref", "judge", "teacher", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
           "prm_steps", "judge_len", "recompute_logprobs", "kv_scale_calibration", "no_kl",
           "ref_precomputed", "framework",

@@ -84,6 +84,7 @@ def models_given(
     reward: str | ModelSpec | None = None,
     ref: str | ModelSpec | None = None,
     judge: str | ModelSpec | None = None,
+    teacher: str | ModelSpec | None = None,
 ) -> dict[Role, str | ModelSpec]:
     """The models the user named per role: ``models`` plus the shorthand keyword arguments."""
     given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
@@ -92,6 +93,7 @@ def models_given(
         (Role.REWARD, reward),
         (Role.REFERENCE, ref),
         (Role.JUDGE, judge),
+        (Role.TEACHER, teacher),
     )
     for role, m in named:
         if m is not None:
@@ -129,7 +131,7 @@ def resolve_models(
 
 
 _ROLE_FLAGS = {Role.CRITIC: "--critic", Role.REWARD: "--reward", Role.REFERENCE: "--ref",
-               Role.JUDGE: "--judge"}  # fmt: skip
+               Role.JUDGE: "--judge", Role.TEACHER: "--teacher"}  # fmt: skip
 
 
 def _model_of(role: Role, model: str | ModelSpec) -> ModelSpec:

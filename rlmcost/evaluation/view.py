@@ -303,21 +303,20 @@ class Evaluation:
 
 
 def reward_source(alg: Algorithm, models: Mapping[Role, str]) -> str:
-    """What scores the responses: a reward model, a judge, a verifier or no model (offline)."""
+    """What scores the responses: a reward model, a judge, a verifier, a teacher or none."""
     if Role.REWARD in models:
         return f"reward model {models[Role.REWARD]} (a forward over every response)"
     if Role.JUDGE in models:  # d-rlaif: a generating judge
         return f"judge {models[Role.JUDGE]} (T_j verdict tokens generated per response)"
     if any(i.kind is Kind.VERIFY for i in alg.invocations):
         return "rule-based verifier (no model; a CPU check of negligible GPU cost, not costed)"
+    if Role.TEACHER in models:  # opd
+        return f"none: teacher {models[Role.TEACHER]} scores every token (a forward per response)"
     return "none in the loop (preference data)"
 
 
 def _plain(v: object) -> object:
-    if isinstance(v, Fraction):
-        return int(v) if v.denominator == 1 else float(v)
-    return v
-
+    return (int(v) if v.denominator == 1 else float(v)) if isinstance(v, Fraction) else v
 
 
 def from_placement(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks import nemo_rl_distill as distill
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.fp8_train import import_nemo_rl_fp8
@@ -90,10 +91,11 @@ def import_nemo_rl(
     data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
     flat = apply_overrides(flatten(data, where), overrides or [], where)
     ppo, alias = is_ppo(flat), dict[str, str]()
-    if ppo:  # its ppo.* keys read under their grpo.* names (nemo_rl_ppo)
-        flat, alias = ppo_aliases(flat)
+    opd = distill.is_distillation(flat, where)  # its distillation.* keys too (nemo_rl_distill)
+    if ppo or opd:  # its ppo.* keys read under their grpo.* names (nemo_rl_ppo)
+        flat, alias = ppo_aliases(flat) if ppo else distill.distillation_aliases(flat)
     r = Reader(flat, where)
-    check_kind(r)  # PPO, SFT, RM and distillation configs: refused with the reason
+    check_kind(r)  # SFT and RM configs: refused with the reason
     q = ImportedQuery("nemo-rl", str(path))
     if bases:
         q.note(f"defaults: merged as NeMo RL does (nemo_rl/utils/config.py): {', '.join(bases)}")
@@ -111,11 +113,13 @@ def import_nemo_rl(
     q.algorithm = "rlvr"
     if ppo:
         ppo_query(r, q)
+    elif opd:
+        distill.distillation_query(r, q)
     else:
         q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
-    if "--no-kl" not in dict(q.flags):
+    if "--no-kl" not in dict(q.flags) and not opd:
         q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
-    _on_policy_ratio(r, q)
+        _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
     dynamic_sampling(r, q)
     trained_drafters(r, q)
@@ -128,7 +132,8 @@ def import_nemo_rl(
                "prices nothing")  # fmt: skip
     elif release is not None:
         release_vllm(q, release)
-    q.ignored, q.near = own_names(r.unread(IGNORED), alias), r.near_misses(IGNORED)
+    skip = IGNORED + distill.IGNORED if opd else IGNORED
+    q.ignored, q.near = own_names(r.unread(skip), alias), r.near_misses(skip)
     return q
 
 

@@ -2,9 +2,10 @@
 entry points read them (NVIDIA-NeMo/RL at 7ea279abf: examples/run_grpo.py reads ``grpo``,
 run_ppo.py ``ppo``, run_dpo.py ``dpo``, run_sft.py ``sft``, run_rm.py ``rm``,
 run_distillation.py ``distillation``). rlmcost prices GRPO (as ``rlvr``), PPO
-(:mod:`rlmcost.frameworks.nemo_rl_ppo`) and DPO; supervised fine-tuning, reward-model training
-and on-policy distillation are refused with the reason, never priced as GRPO from the defaults
-of keys the config does not have."""
+(:mod:`rlmcost.frameworks.nemo_rl_ppo`), DPO and on-policy distillation (as ``opd``,
+:mod:`rlmcost.frameworks.nemo_rl_distill`); supervised fine-tuning and reward-model training
+are refused with the reason, never priced as GRPO from the defaults of keys the config does
+not have."""
 
 from __future__ import annotations
 
@@ -16,10 +17,6 @@ REFUSED = {
            "does not price (it prices RL post-training)",
     "rm": "a reward-model training config (rm section, examples/run_rm.py), which rlmcost does "
           "not price",
-    "distillation": "an on-policy distillation config (distillation section, examples/"
-                    "run_distillation.py: the student generates, a teacher scores its tokens), "
-                    "which rlmcost does not model; the nearest is `rlmcost grpo --ref TEACHER` "
-                    "(the reference forward as the teacher's)",
 }  # fmt: skip
 """Top-level sections of configs `rlmcost import nemo-rl` refuses, and why."""
 

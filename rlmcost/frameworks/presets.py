@@ -87,8 +87,8 @@ def preset_options(framework: str | Framework | None, alg: Any = None,
     from rlmcost.algorithms.kinds import Kind, Role
 
     online = not alg.offline and any(i.kind is Kind.GENERATE for i in alg.invocations)
-    if online:
-        out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
+    if online:  # a ratio of new to old log-probs only where a score gives an advantage
+        out["recompute_logprobs"] = alg.scored and bool(preset.option("recompute_logprobs"))
         out["global_batch"] = preset.option("global_batch")
         has_ref = any(i.role is Role.REFERENCE for i in alg.invocations)
         if has_ref and preset.option("kl") is False:

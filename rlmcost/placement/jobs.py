@@ -32,6 +32,7 @@ PHASES: dict[tuple[Kind, Role | None], tuple[str, str | None]] = {
     (Kind.FORWARD, Role.REFERENCE): ("reference", "timing_s/ref"),
     (Kind.FORWARD, Role.CRITIC): ("values", "timing_s/values"),
     (Kind.FORWARD, Role.REWARD): ("reward", "timing_s/reward"),
+    (Kind.FORWARD, Role.TEACHER): ("teacher log-prob", None),  # NeMo RL teacher_logprob_inference
     (Kind.TRAIN, Role.ACTOR): ("update actor", "timing_s/update_actor"),
     (Kind.TRAIN, Role.CRITIC): ("update critic", "timing_s/update_critic"),
 }

@@ -24,7 +24,8 @@ from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 Estimate = Evaluation
 """The name of :class:`~rlmcost.evaluation.view.Evaluation` before the Run (deprecated)."""
 
-_ROLE_KEYS = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
+_ROLE_KEYS = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge",
+              "teacher": "teacher"}
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch", "schedule",
                   "virtual_stages")  # fmt: skip
 
@@ -57,8 +58,8 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     """The :class:`~rlmcost.run.Run` of keyword arguments, over ``base`` (default ``Run()``:
     PPO on Llama-3.1-8B); SpecError for an unknown keyword.
 
-    Models: ``model`` (the actor), ``critic``, ``reward``, ``ref``, ``judge`` and ``models``
-    (role -> model) take names, config.json paths or :class:`~rlmcost.specs.ModelSpec`;
+    Models: ``model`` (the actor), ``critic``, ``reward``, ``ref``, ``judge``, ``teacher`` and
+    ``models`` (role -> model) take names, config.json paths or :class:`~rlmcost.specs.ModelSpec`;
     ``reward="rule"`` is a rule-based verifier (no reward model), as ``--reward rule``.
     Workload: ``workload`` (a :class:`~rlmcost.specs.Workload`), ``batch``, ``group``,
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a

@@ -17,7 +17,8 @@ from rlmcost.errors import SpecError
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
-_ROLE_FLAGS = {"critic": "--critic", "reward": "--reward", "reference": "--ref", "judge": "--judge"}
+_ROLE_FLAGS = {"critic": "--critic", "reward": "--reward", "reference": "--ref", "judge": "--judge",
+               "teacher": "--teacher"}
 _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
                "global_batch": "--global-batch",
                "oversample": "--oversample", "prm_steps": "--prm-steps",

@@ -123,6 +123,7 @@ class ModelsSpec(Checked):
     reward: ModelRef | None = None
     reference: ModelRef | None = None
     judge: ModelRef | None = None
+    teacher: ModelRef | None = Field(default=None, description="opd's teacher model")
     others: dict[str, ModelRef] = Field(
         default_factory=dict, description="any other role: cost, cost-critic, prm"
     )
@@ -130,7 +131,7 @@ class ModelsSpec(Checked):
     def given(self) -> dict[str, ModelRef]:
         """The roles named (other than the actor), role -> model."""
         named = {"critic": self.critic, "reward": self.reward, "reference": self.reference,
-                 "judge": self.judge}  # fmt: skip
+                 "judge": self.judge, "teacher": self.teacher}  # fmt: skip
         return {**{r: m for r, m in named.items() if m is not None}, **self.others}
 
 

@@ -1,0 +1,113 @@
+"""On-policy distillation (`rlmcost opd`, the teacher role) and NeMo RL's distillation configs.
+
+Sources: GKD (Agarwal et al. 2024, arXiv:2306.13649) and NeMo RL's loop
+(nemo_rl/algorithms/distillation.py ``distillation_train`` @7ea279abf): the student generates,
+the teacher runs one forward over every sample (``get_topk_logits``), the student trains; no
+reference and no old-policy log-prob forward. The configs under tests/data/frameworks/
+nemo_rl_distillation are NeMo RL's own at 7ea279abf."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import rlmcost
+from rlmcost.algorithms.catalog import get_algorithm
+from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.algorithms.options import Options
+from rlmcost.cli import app
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+CONFIGS = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_distillation" / "examples" / \
+    "configs"  # fmt: skip
+KW = {"hardware": "h100-sxm", "gpus": 8, "batch": 64, "prompt_len": 512, "response_len": 1024}
+
+
+def test_opd_is_generation_a_teacher_forward_and_the_student_update() -> None:
+    alg = get_algorithm("opd")
+    assert [(i.role, i.kind, i.sequences) for i in alg.invocations] == [
+        (Role.ACTOR, Kind.GENERATE, "B*K"), (Role.TEACHER, Kind.FORWARD, "B*K"),
+        (Role.ACTOR, Kind.TRAIN, "B*K")]  # fmt: skip
+    assert alg.default_group == 1 and not alg.scored  # no reward: no advantage, no ratio
+    assert get_algorithm("grpo").scored and get_algorithm("rlvr").scored
+    assert Role.TEACHER.head.value == Role.REFERENCE.head.value  # an LM head's log-probs
+
+
+def test_the_teacher_forward_costs_what_the_same_models_reference_forward_does() -> None:
+    """Exact identity: the teacher's forward over B K sequences of S + T tokens is the work of a
+    reference forward of the same model over the same tokens (GRPO with that reference)."""
+    opd = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", group=2, framework="none",
+                           **KW)  # fmt: skip
+    grpo = rlmcost.estimate("grpo", "qwen3-1.7b", ref="qwen3-8b", reward="rule", group=2,
+                            framework="none", **KW)  # fmt: skip
+
+    def forward(e: rlmcost.Evaluation, role: str) -> int:
+        inv = [i for i in e.to_json()["stages"]["assessment"]["invocations"] if i["role"] == role]
+        assert len(inv) == 1
+        return inv[0]["work_flops"]
+
+    teacher = forward(opd, "teacher")
+    assert isinstance(teacher, int) and teacher == forward(grpo, "reference")
+    smaller = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-4b", group=2,
+                               framework="none", **KW)  # fmt: skip
+    assert forward(smaller, "teacher") < teacher  # the teacher's size, not the student's
+    assert opd.reward.startswith("none: teacher qwen3-8b")
+
+
+def test_the_teacher_flag_is_refused_where_no_teacher_runs() -> None:
+    with pytest.raises(SpecError, match="grpo has no teacher model.*drop --teacher"):
+        rlmcost.estimate("grpo", "qwen3-1.7b", teacher="qwen3-8b", **KW)
+    with pytest.raises(SpecError, match="opd has no reference model; drop --no-kl"):
+        rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", options=Options(kl=False),
+                         **KW)  # fmt: skip
+
+
+def test_a_preset_recomputes_no_old_log_probs_for_opd() -> None:
+    """NeMo RL's distillation runs no old-policy forward; its GRPO preset's
+    --recompute-logprobs is not applied to opd, and says so."""
+    e = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", framework="nemo-rl", **KW)
+    names = [p.name for p in e.evaluation.phases]
+    assert "teacher log-prob" in names and "old log-prob" not in names and "reference" not in names
+    argv = ["opd", "-m", "qwen3-1.7b", "--teacher", "qwen3-8b", "-H", "h100-sxm", "--gpus", "8",
+            "--framework", "nemo-rl"]  # fmt: skip
+    out = CliRunner().invoke(app, argv)
+    assert out.exit_code == 0, out.output
+    assert "not applied to opd: --recompute-logprobs" in " ".join(out.output.split())
+
+
+def test_nemo_rl_distillation_config_imports_as_opd() -> None:
+    """distillation_math.yaml: Qwen3-1.7B-Base student, Qwen3-4B teacher, 128 prompts x 1
+    generation (its distillation section), 8 GPUs, colocated."""
+    q = import_nemo_rl(CONFIGS / "distillation_math.yaml")
+    flags = dict(q.flags)
+    assert q.algorithm == "opd" and flags["--teacher"] == "Qwen/Qwen3-4B"
+    assert (flags["--batch"], flags["--group"], flags["--gpus"]) == (128, 1, 8)
+    assert "--kl" not in flags and "--no-kl" not in flags
+    assert not any(k.startswith(("distillation.", "teacher.")) for k in q.ignored)
+    out = CliRunner().invoke(app, ["import", "nemo-rl", str(CONFIGS / "distillation_math.yaml"),
+                                   "--json"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    est = json.loads(out.stdout)["estimate"]
+    assert est["algorithm"] == "opd" and est["fits"]
+    assert est["models"]["teacher"] == "qwen3-4b"  # the built-in of that Hugging Face id
+
+
+def test_nemo_rl_non_colocated_distillation_keeps_the_teacher_on_the_training_gpus() -> None:
+    """The noncolocated recipe: generation on 8 GPUs of its own, student and teacher (a Policy
+    on the training cluster, distillation.py) on the other 8."""
+    path = CONFIGS / "recipes" / "llm" / \
+        "distillation-qwen3-32b-to-4b-base-2n8g-fsdp2tp8-noncolocated.v1.yaml"  # fmt: skip
+    q = import_nemo_rl(path)
+    assert dict(q.flags)["--groups"] == "rollout=8[tp=1],actor+teacher=8"
+    out = CliRunner().invoke(app, ["import", "nemo-rl", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["estimate"]["fits"]
+
+
+def test_cross_tokenizer_off_policy_distillation_is_refused_with_the_reason() -> None:
+    with pytest.raises(SpecError, match="off-policy distillation config.*generates nothing"):
+        import_nemo_rl(CONFIGS / "xtoken_off_policy_distillation.yaml")
