@@ -127,12 +127,13 @@ def test_optimizer_offload_for_the_log_prob_forwards() -> None:
 
 @pytest.mark.parametrize("section, why", [
     ("sft", "supervised fine-tuning"), ("rm", "reward-model training"),
-    ("distillation", "on-policy distillation"),
+    ("distillation", "set teacher.model_name"),  # imported as opd (test_opd.py), with a teacher
 ])  # fmt: skip
 def test_trainers_rlmcost_does_not_price_are_refused(tmp_path: Path, section: str,
                                                      why: str) -> None:  # fmt: skip
     # examples/configs/{sft,rm,distillation_math}.yaml (7ea279abf): their top-level
-    # section names the entry point; they were read as GRPO from defaults before
+    # section names the entry point; they were read as GRPO from defaults before (an
+    # on-policy distillation config is priced as opd, and without its teacher refused)
     cfg = tmp_path / f"{section}.yaml"
     cfg.write_text(f"{section}:\n  seed: 42\npolicy:\n  model_name: Qwen/Qwen2.5-1.5B\n")
     with pytest.raises(SpecError, match=why):
