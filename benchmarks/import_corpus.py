@@ -12,7 +12,8 @@ anything else (a traceback: a bug). It asserts nothing.
   training launches) -> ``rlmcost import verl FILE``.
 - slime: scripts/*.sh -> ``rlmcost import slime FILE``.
 - openrlhf: examples/scripts/*.sh -> ``rlmcost import openrlhf FILE``.
-- nemo-rl: examples/configs/{grpo,dpo}*.yaml and examples/configs/recipes/llm/{grpo,dpo}*.yaml
+- nemo-rl: examples/configs/{grpo,ppo,dpo,distillation}*.yaml and the same under
+  examples/configs/recipes/llm
   -> ``rlmcost import nemo-rl FILE``.
 - trl (open-r1): recipes/*/grpo/*.yaml, each with each of recipes/accelerate_configs/*.yaml ->
   ``rlmcost import trl FILE --accelerate ACC``.
@@ -68,6 +69,12 @@ NeMo RL's PPO configs (examples/configs/ppo*.yaml and recipes/llm/ppo-*.yaml) jo
 now that `rlmcost import nemo-rl` reads them as ``rlmcost ppo`` (they had been read as GRPO):
 NeMo RL 148 of 150 -> 158 of 160, the others unchanged (verl 111 of 127, slime 12 of 23,
 OpenRLHF 8 of 17, TRL 12 of 20), 0 tracebacks.
+
+NeMo RL's on-policy distillation configs (examples/configs/distillation*.yaml and
+recipes/llm/distillation-*.yaml) join the corpus now that `rlmcost import nemo-rl` reads them as
+``rlmcost opd --teacher MODEL``, 2026-12-07: NeMo RL 160 -> 175 files, 158 -> 171 OK (151 -> 164
+fit, 7 do not, unchanged), 4 refused (the 2 DeepSeek-V3 placeholders and the 2 cross-tokenizer
+off-policy distillation recipes, which generate nothing), 0 tracebacks.
 """
 
 from __future__ import annotations
@@ -99,7 +106,8 @@ def _files(framework: str, root: Path) -> list[tuple[Path, list[str]]]:
     if framework == "nemo-rl":
         conf = root / "examples" / "configs"
         return [(p, []) for d in (conf, conf / "recipes" / "llm")
-                for g in ("grpo*.yaml", "ppo*.yaml", "dpo*.yaml") for p in sorted(d.glob(g))]
+                for g in ("grpo*.yaml", "ppo*.yaml", "dpo*.yaml", "distillation*.yaml")
+                for p in sorted(d.glob(g))]  # fmt: skip
     if framework == "trl":
         accs = sorted((root / "recipes" / "accelerate_configs").glob("*.yaml"))
         return [(p, ["--accelerate", str(a)]) for p in sorted(root.glob("recipes/*/grpo/*.yaml"))

@@ -88,4 +88,7 @@ def distillation_query(r: Reader, q: ImportedQuery) -> None:
                    "teacher.dtensor_cfg.tensor_parallel_size", 1)  # fmt: skip
     q.note(f"the teacher's own worker ({'Megatron-core' if megatron else 'DTensor'}, TP {tp}) "
            "is priced in the student's layout on the training GPUs; between its forwards its "
-           "weights are on the host (offload_after_refit), as --offload-idle keeps them")
+           "weights are on the host (offload_after_refit), as --offload-idle keeps them; they "
+           "are priced in the weights' dtype" + ("" if megatron else " (the DTensor worker "
+           "loads every Policy in fp32, nemo_rl/models/automodel/setup.py: twice the teacher's "
+           "shard while it runs, not priced)"))  # fmt: skip
