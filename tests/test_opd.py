@@ -58,9 +58,28 @@ def test_the_teacher_forward_costs_what_the_same_models_reference_forward_does()
     assert opd.reward.startswith("none: teacher qwen3-8b")
 
 
-def test_the_teacher_flag_is_refused_where_no_teacher_runs() -> None:
-    with pytest.raises(SpecError, match="grpo has no teacher model.*drop --teacher"):
-        rlmcost.estimate("grpo", "qwen3-1.7b", teacher="qwen3-8b", **KW)
+def test_a_teacher_joins_an_online_algorithm_as_slime_runs_opd() -> None:
+    """slime's --use-opd (examples/on_policy_distillation/README.md @624b824a): OPD as a KL
+    term beside any advantage estimator, the teacher's log-probs of every sample; GRPO keeps
+    its own reference and verifier, and gains the teacher's forward, exactly opd's."""
+    kw = {**KW, "group": 2, "framework": "none"}
+    grpo = rlmcost.estimate("grpo", "qwen3-1.7b", teacher="qwen3-8b", reward="rule", **kw)
+    roles = [i["role"] for i in grpo.to_json()["stages"]["assessment"]["invocations"]]
+    assert sorted(roles) == ["reference", "teacher", "verifier"]
+    opd = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", **kw)
+
+    def teacher(e: rlmcost.Evaluation) -> int:
+        inv = e.to_json()["stages"]["assessment"]["invocations"]
+        return next(i["work_flops"] for i in inv if i["role"] == "teacher")
+
+    assert teacher(grpo) == teacher(opd)
+    plain = rlmcost.estimate("grpo", "qwen3-1.7b", reward="rule", **kw)
+    assert grpo.work_flops == plain.work_flops + teacher(opd)
+    with pytest.raises(SpecError, match="dpo samples nothing.*drop --teacher"):
+        rlmcost.estimate("dpo", "qwen3-1.7b", teacher="qwen3-8b", **KW)
+
+
+def test_opd_has_no_reference_to_drop() -> None:
     with pytest.raises(SpecError, match="opd has no reference model; drop --no-kl"):
         rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", options=Options(kl=False),
                          **KW)  # fmt: skip

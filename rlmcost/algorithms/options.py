@@ -64,7 +64,9 @@ class Options:
     ``kl``: False drops the reference model (KL coefficient 0, as DAPO and verl's
     ``use_kl_loss=False``). ``ref_precomputed``: offline methods only, reference log-probs
     computed once before training (TRL's ``precompute_ref_log_probs``), so the loop has no
-    reference forward.
+    reference forward. ``teacher``: an on-policy distillation teacher's forward over the
+    training samples joins an online algorithm that has none (slime's ``--use-opd``: OPD as a
+    KL term beside any advantage estimator, examples/on_policy_distillation/README.md).
     """
 
     epochs: int | None = None
@@ -77,6 +79,7 @@ class Options:
     ref_precomputed: bool = False
     rule_reward: bool = False
     kv_scales: bool = False
+    teacher: bool = False
 
     def given(self) -> dict[str, object]:
         """The options set to something other than their default."""
@@ -158,6 +161,13 @@ def configure(alg: Algorithm, options: Options) -> Algorithm:
         actor_train = alg.find(Role.ACTOR, Stage.TRAINING, Kind.TRAIN)
         add.append(Invocation(Role.ACTOR, Stage.TRAINING, Kind.FORWARD, actor_train.sequences,
                               note=KV_SCALES_NOTE))  # fmt: skip
+    if options.teacher and all(i.role is not Role.TEACHER for i in alg.invocations):
+        if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
+            raise SpecError(f"{alg.name} samples nothing in its loop, so no teacher scores its "
+                            "samples; drop --teacher")  # fmt: skip
+        actor_train = alg.find(Role.ACTOR, Stage.TRAINING, Kind.TRAIN)
+        add.append(Invocation(Role.TEACHER, Stage.ASSESSMENT, Kind.FORWARD, actor_train.sequences,
+                              note="on-policy distillation teacher (slime --use-opd)"))  # fmt: skip
     if not options.kl or options.ref_precomputed:
         flag = "--no-kl" if not options.kl else "--ref-precomputed"
         if not refs:

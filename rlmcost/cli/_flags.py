@@ -113,7 +113,9 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         ] = None,
         teacher: Annotated[
             str | None, typer.Option(help="Teacher model (opd: on-policy distillation), which "
-                                     "scores each student token (default: the actor's).")
+                                     "scores each student token (default: the actor's); on "
+                                     "another online algorithm its forward joins the loop "
+                                     "(slime's --use-opd: a KL term beside the advantage).")
         ] = None,
         batch: Annotated[int | None, typer.Option("--batch", "-B", help=batch_help, **Pos)] = None,
         group: Annotated[int | None, typer.Option("--group", "-K", help=group_help, **Pos)] = None,

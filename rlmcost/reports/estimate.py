@@ -253,8 +253,13 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
 
 
 def _options_data(opts: Options) -> dict[str, Any]:
+    """The Run's algorithm fields of ``opts``; its ``teacher`` is the Run's teacher model's
+    (``teacher=``), so SpecError for it set without one."""
+    if opts.teacher:
+        raise SpecError("Options(teacher=True) adds a teacher's forward: name the teacher "
+                        "model instead (teacher='MODEL', --teacher MODEL)")  # fmt: skip
     return {k: (str(v) if k == "oversample" and v is not None else v)
-            for k, v in vars(opts).items()}  # fmt: skip
+            for k, v in vars(opts).items() if k != "teacher"}  # fmt: skip
 
 
 def _plain(v: object) -> object:

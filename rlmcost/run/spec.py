@@ -91,9 +91,11 @@ class AlgorithmSpec(Checked):
                              f"{self.global_batch} both set the steps; give one")  # fmt: skip
         return self
 
-    def options(self, samples: int | None = None, kv_default: bool = False) -> Options:
+    def options(self, samples: int | None = None, kv_default: bool = False,
+                teacher: bool = False) -> Options:  # fmt: skip
         """The :class:`~rlmcost.algorithms.options.Options` of these knobs; ``samples`` (B x K,
-        :meth:`Run.options`) turns a global batch into its mini-batches."""
+        :meth:`Run.options`) turns a global batch into its mini-batches; ``teacher``: a teacher
+        model is named (:meth:`Run.options`)."""
         from rlmcost.run.defaults import global_steps
 
         gb = self.global_batch
@@ -104,7 +106,7 @@ class AlgorithmSpec(Checked):
             prm_steps=self.prm_steps, judge_len=self.judge_len,
             recompute_logprobs=self.recompute_logprobs, kl=self.kl,
             ref_precomputed=self.ref_precomputed, rule_reward=self.rule_reward,
-            kv_scales=kv_default if self.kv_scales is None else self.kv_scales,
+            kv_scales=kv_default if self.kv_scales is None else self.kv_scales, teacher=teacher,
         )  # fmt: skip
 
 
@@ -237,10 +239,12 @@ class Run(Checked):
     # -- derived --------------------------------------------------------------------------------
 
     def options(self) -> Options:
-        """The algorithm's options, a global batch as mini-batches (``defaults.run_samples``)."""
+        """The algorithm's options, a global batch as mini-batches (``defaults.run_samples``);
+        a teacher model named adds its forward where the algorithm has none (slime's OPD)."""
         from rlmcost.run.defaults import kv_scales_implied, run_samples
 
-        return self.algorithm.options(run_samples(self), kv_scales_implied(self))
+        return self.algorithm.options(run_samples(self), kv_scales_implied(self),
+                                      self.models.teacher is not None)  # fmt: skip
 
     @property
     def grouped(self) -> bool:
