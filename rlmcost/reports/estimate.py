@@ -23,7 +23,6 @@ from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 
 Estimate = Evaluation
 """The name of :class:`~rlmcost.evaluation.view.Evaluation` before the Run (deprecated)."""
-
 _ROLE_KEYS = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge",
               "teacher": "teacher"}
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch", "schedule",
@@ -58,8 +57,8 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     """The :class:`~rlmcost.run.Run` of keyword arguments, over ``base`` (default ``Run()``:
     PPO on Llama-3.1-8B); SpecError for an unknown keyword.
 
-    Models: ``model`` (the actor), ``critic``, ``reward``, ``ref``, ``judge``, ``teacher`` and
-    ``models`` (role -> model) take names, config.json paths or :class:`~rlmcost.specs.ModelSpec`;
+    Models: ``model`` (the actor), ``critic``, ``reward``, ``ref``, ``judge``, ``teacher``,
+    ``models`` (role -> model): names, config.json paths or :class:`~rlmcost.specs.ModelSpec`;
     ``reward="rule"`` is a rule-based verifier (no reward model), as ``--reward rule``.
     Workload: ``workload`` (a :class:`~rlmcost.specs.Workload`), ``batch``, ``group``,
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a
@@ -253,11 +252,8 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
 
 
 def _options_data(opts: Options) -> dict[str, Any]:
-    """The Run's algorithm fields of ``opts``; its ``teacher`` is the Run's teacher model's
-    (``teacher=``), so SpecError for it set without one."""
-    if opts.teacher:
-        raise SpecError("Options(teacher=True) adds a teacher's forward: name the teacher "
-                        "model instead (teacher='MODEL', --teacher MODEL)")  # fmt: skip
+    if opts.teacher:  # the Run's teacher model sets it (Run.options)
+        raise SpecError("name the teacher model (teacher='MODEL'), not Options(teacher=True)")
     return {k: (str(v) if k == "oversample" and v is not None else v)
             for k, v in vars(opts).items() if k != "teacher"}  # fmt: skip
 
