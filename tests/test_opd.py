@@ -4,11 +4,13 @@ Sources: GKD (Agarwal et al. 2024, arXiv:2306.13649) and NeMo RL's loop
 (nemo_rl/algorithms/distillation.py ``distillation_train`` @7ea279abf): the student generates,
 the teacher runs one forward over every sample (``get_topk_logits``), the student trains; no
 reference and no old-policy log-prob forward. The configs under tests/data/frameworks/
-nemo_rl_distillation are NeMo RL's own at 7ea279abf."""
+nemo_rl_distillation are NeMo RL's own at 7ea279abf; slime's OPD (--use-opd) adds the teacher to
+its GRPO (examples/on_policy_distillation/README.md @624b824a)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from rlmcost.algorithms.options import Options
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
+from rlmcost.frameworks.slime import import_slime
 
 CONFIGS = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_distillation" / "examples" / \
     "configs"  # fmt: skip
@@ -130,3 +133,25 @@ def test_nemo_rl_non_colocated_distillation_keeps_the_teacher_on_the_training_gp
 def test_cross_tokenizer_off_policy_distillation_is_refused_with_the_reason() -> None:
     with pytest.raises(SpecError, match="off-policy distillation config.*generates nothing"):
         import_nemo_rl(CONFIGS / "xtoken_off_policy_distillation.yaml")
+
+
+def _slime_args() -> list[str]:
+    lines = (CONFIGS.parents[2] / "slime_qwen3-4B.args").read_text().splitlines()
+    return shlex.split(" ".join(ln for ln in lines if ln and not ln.startswith("#")))
+
+
+def test_slime_megatron_opd_is_a_teacher_of_the_actors_architecture_beside_it() -> None:
+    """slime --use-opd --opd-type megatron (examples/on_policy_distillation @624b824a): the
+    teacher's checkpoint loaded into the actor's Megatron model (its architecture), its forward
+    on the actor's GPUs, its weights in host memory between forwards."""
+    args = _slime_args()
+    q = import_slime([*args, "--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"])
+    flags = dict(q.flags)
+    assert flags["--teacher"] == flags["--model"] and "--offload-idle" in flags
+    assert not [k for k in q.ignored if "opd" in k]
+    apart = [a for a in args if a != "--colocate"] + ["--rollout-num-gpus", "4"]
+    q = import_slime([*apart, "--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"])
+    assert dict(q.flags)["--groups"].endswith("actor+reference+teacher=8")
+    served = import_slime([*args, "--use-opd", "--opd-type", "sglang"])  # a server outside
+    assert "--teacher" not in dict(served.flags)
+    assert any("outside slime's GPUs" in n for n in served.notes)

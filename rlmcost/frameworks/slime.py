@@ -33,6 +33,7 @@ from rlmcost.frameworks.miles_lora import miles_lora
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGS, ARGUMENTS, COST_FREE, CRITIC, SHAPE, WHERE
 from rlmcost.frameworks.slime_layout import layout, placement
+from rlmcost.frameworks.slime_opd import import_opd
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.virtual_pipeline import slime_virtual_stages
 
@@ -94,11 +95,12 @@ def import_slime(
                "hf_attention.py; miles the same), priced so (rlmcost.perf.linear_mixer) and "
                "held whole in each rank's weights, gradients and optimizer states")
     has_ref = _algorithm(r, q)
+    teacher = import_opd(r, q)  # --use-opd: a teacher beside the reference (slime_opd)
     steps = _workload(r, q, prompt_len)
     steps = layout(r, q, steps)
     slime_virtual_stages(r, q, layers)
     _old_logprobs(r, q, steps)
-    placement(r, q, is_async, has_ref)
+    placement(r, q, is_async, has_ref, teacher)
     miles_lora(r, q)
     q.ignored = [f"--{k}" for k in r.unread(tuple(COST_FREE))]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(COST_FREE)).items()}

@@ -190,12 +190,13 @@ def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     hybrid_cpu_optimizer(q, offload, fraction, f"{WHERE}: --optimizer-offload-fraction")
 
 
-def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> None:
+def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool,
+              teacher: bool = False) -> None:  # fmt: skip
     """GPUs, groups, offload and the engines, as ``_get_placement_group_layout`` places them:
     with ``--colocate`` the engines share the actor's GPUs (max of the two counts) and
     offload_train / offload_rollout default to on; otherwise the engines take
     ``--rollout-num-gpus`` GPUs of their own beside the actor's, the critic (ppo) on the
-    actor's (``result["critic"] = result["actor"]``)."""
+    actor's (``result["critic"] = result["actor"]``), an OPD teacher too (``teacher``)."""
     gpus = actor_gpus(r)
     colocate = r.flag("colocate", False)
     rollout = r.integer("rollout-num-gpus", None, lo=0)
@@ -223,10 +224,12 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
     _optimizer_offload(r, q, offload)
     q.set("--offload", ",".join(offload))
     q.set("--sleep" if roll else "--no-sleep")
-    if has_ref:
+    if has_ref or teacher:
         q.set("--offload-idle")
-        q.note("the reference's weights wait in host memory and are copied into the actor's "
-               "model for its forward (slime's weights_backuper 'ref' tag, "
+        both = "reference's" if has_ref and not teacher else (
+            "teacher's" if not has_ref else "reference's and the teacher's")  # fmt: skip
+        q.note(f"the {both} weights wait in host memory and are copied into the actor's "
+               "model for each forward (slime's weights_backuper tags, "
                f"{_ACTOR}): --offload-idle")  # fmt: skip
     if colocate:
         if partial:
@@ -256,7 +259,8 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
         raise SpecError(f"{WHERE}: --rollout-num-gpus {rollout} is not a multiple of "
                         f"--rollout-num-gpus-per-engine {tp}")  # fmt: skip
     roles = "+".join(["actor", *(["reference"] if has_ref else []),
-                      *(["critic"] if q.algorithm == CRITIC else [])])  # fmt: skip
+                      *(["critic"] if q.algorithm == CRITIC else []),
+                      *(["teacher"] if teacher else [])])  # fmt: skip
     q.convert("--rollout-num-gpus and the actor's GPUs", "--groups",
               f"rollout={rollout}[tp={tp}],{roles}={gpus}",
               f"the engines on GPUs of their own beside the trainer's ({_PLACEMENT})")
