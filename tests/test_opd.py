@@ -24,6 +24,7 @@ from rlmcost.cli import app
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.frameworks.slime import import_slime
+from rlmcost.perf.nemo_rl_dispatch import TOPK_BYTES_PER_TOKEN
 
 CONFIGS = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_distillation" / "examples" / \
     "configs"  # fmt: skip
@@ -155,3 +156,19 @@ def test_slime_megatron_opd_is_a_teacher_of_the_actors_architecture_beside_it() 
     served = import_slime([*args, "--use-opd", "--opd-type", "sglang"])  # a server outside
     assert "--teacher" not in dict(served.flags)
     assert any("outside slime's GPUs" in n for n in served.notes)
+
+
+def test_nemo_rl_moves_the_teachers_top_k_through_the_driver() -> None:
+    """NeMo RL: get_topk_logits returns torch.topk of the fp32 logits (fp32 values, int64
+    indices; automodel/train.py TopkLogitsPostProcessor @7ea279abf), k = 64
+    (DistillationConfig), from every rank of a shard, and the student's train call carries them:
+    64 x (4 + 8) = 768 bytes a padded token each way, by hand below (64 samples of 2,048 tokens
+    at TP 1: one rank a shard)."""
+    assert TOPK_BYTES_PER_TOKEN == 64 * (4 + 8)
+    e = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-4b", gpus=8, framework="nemo-rl",
+                         hardware="h100-sxm")  # fmt: skip
+    calls = {t.what.split(":")[0]: t.bytes for g in e.evaluation.groups for t in g.transfers
+             if t.what.startswith("driver data of")}  # fmt: skip
+    tokens = 64 * 2048
+    assert calls["driver data of teacher forward"] == tokens * (8 + 8 + 4 + 4 + 768)
+    assert calls["driver data of actor train"] == tokens * (32 + 768)

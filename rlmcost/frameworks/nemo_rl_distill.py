@@ -26,6 +26,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.perf.nemo_rl_dispatch import TOPK_LOGITS_K
 
 DEFAULTS = {"num_prompts_per_step": 128, "num_generations_per_prompt": 1}
 """``DistillationConfig`` defaults (nemo_rl/algorithms/distillation.py at 7ea279abf)."""
@@ -82,7 +83,9 @@ def distillation_query(r: Reader, q: ImportedQuery) -> None:
     q.note(f"an on-policy distillation config (distillation section; examples/run_distillation."
            f"py): rlmcost opd, the student generates and the teacher {teacher} runs one forward "
            f"over every sample for its top-{k} logits (distillation.py get_topk_logits); no "
-           "reference and no old-policy log-prob forward")  # fmt: skip
+           "reference and no old-policy log-prob forward; the top-k through the driver, back "
+           "from the teacher and into the student's call (rlmcost.perf.nemo_rl_dispatch)" + (
+               f", priced at NeMo RL's default k {TOPK_LOGITS_K}" if k != TOPK_LOGITS_K else ""))
     megatron = r.flag("teacher.megatron_cfg.enabled", False)
     tp = r.integer("teacher.megatron_cfg.tensor_model_parallel_size" if megatron else
                    "teacher.dtensor_cfg.tensor_parallel_size", 1)  # fmt: skip

@@ -40,6 +40,13 @@ get_logprobs", 2026-09-01, after v0.7.0) names it: "``MultiWorkerFuture.get_resu
 ``ray.get()`` on every worker result before filtering. This materialized up to CP * TP * PP
 copies per data-parallel shard on the driver". A training call returns metrics only.
 
+On-policy distillation (``nemo_rl/algorithms/distillation.py`` @7ea279abf): the teacher's
+``get_topk_logits`` returns, in place of log-probs, the top ``k`` of its fp32 logits with their
+int64 indices (``torch.topk`` in ``TopkLogitsPostProcessor``, ``nemo_rl/models/automodel/
+train.py``), ``[N, L, k]`` from each rank the same way, and the student's ``train`` call carries
+them in its ``train_data``: :data:`TOPK_BYTES_PER_TOKEN` = k x (4 + 8) per padded token, at
+``DistillationConfig``'s ``topk_logits_k`` = 64 (every example config's but NeMo Gym's 16).
+
 ``grpo.py`` times each call with its dispatch and collection (``timer.time(
 "policy_and_reference_logprobs")`` around ``policy.get_logprobs`` and
 ``get_reference_policy_logprobs``; ``"policy_training"`` around ``policy.train``), so a call's
@@ -66,11 +73,19 @@ TRAIN_INPUT_BYTES_PER_TOKEN = FORWARD_INPUT_BYTES_PER_TOKEN + 2 * FP32_BYTES
 RESULT_BYTES_PER_TOKEN = FP32_BYTES
 """A forward's result per padded token on each rank: fp32 ``logprobs`` (module docstring)."""
 
+TOPK_LOGITS_K = 64
+"""NeMo RL's ``distillation.topk_logits_k`` default (``DistillationConfig``, 7ea279abf)."""
 
-def sharded_call_bytes(sequences: int, padded_len: int, replicas: int, train: bool) -> int:
+TOPK_BYTES_PER_TOKEN = TOPK_LOGITS_K * (FP32_BYTES + INT64_BYTES)
+"""A teacher's top-k per padded token: fp32 values and int64 indices (module docstring)."""
+
+
+def sharded_call_bytes(sequences: int, padded_len: int, replicas: int, train: bool,
+                       topk: bool = False) -> int:  # fmt: skip
     """Bytes the driver serializes and deserializes for one call over ``sequences`` sequences
     padded to ``padded_len`` tokens, each data-parallel shard sent to ``replicas`` ranks
-    (``P_t P_p P_c``) and, for a forward, its results fetched from each (module docstring).
+    (``P_t P_p P_c``) and, for a forward, its results fetched from each (module docstring);
+    ``topk``: a teacher's top-k logits are the forward's results, or ride in the training call.
 
     >>> sharded_call_bytes(2048, 4096, 1, False)  # 8B at TP 1: 24 + 4 bytes per token
     234881024
@@ -78,11 +93,14 @@ def sharded_call_bytes(sequences: int, padded_len: int, replicas: int, train: bo
     60
     >>> sharded_call_bytes(1, 10, 2, True)  # 2 x 32 x 10: no results back
     640
+    >>> sharded_call_bytes(1, 10, 1, False, topk=True)  # 10 x (24 + 64 x 12)
+    7920
     """
     if sequences < 1 or padded_len < 1 or replicas < 1:
         return 0
-    per_token = TRAIN_INPUT_BYTES_PER_TOKEN if train else \
-        FORWARD_INPUT_BYTES_PER_TOKEN + RESULT_BYTES_PER_TOKEN  # fmt: skip
+    out = TOPK_BYTES_PER_TOKEN if topk else RESULT_BYTES_PER_TOKEN
+    per_token = TRAIN_INPUT_BYTES_PER_TOKEN + (out if topk else 0) if train else \
+        FORWARD_INPUT_BYTES_PER_TOKEN + out  # fmt: skip
     return replicas * sequences * padded_len * per_token
 
 

@@ -25,7 +25,7 @@ from rlmcost.perf.controller_data import (
     driver_results_s,
     padded_call_bytes,
 )
-from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
+from rlmcost.perf.nemo_rl_dispatch import TOPK_LOGITS_K, dispatch_s, sharded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.device_groups import Task
@@ -305,7 +305,9 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
             continue
         kept = packing(g, t)  # the lengths and their largest, kept per query
         replicas = job.layout.n_gpus // job.layout.dp
-        nbytes = sharded_call_bytes(len(kept[0]), kept[3], replicas, t.kind is Kind.TRAIN)
+        topk = t.role is Role.TEACHER or t.kind is Kind.TRAIN and t.role is Role.ACTOR and any(
+            x.role is Role.TEACHER for x in g.s.tasks)  # its top-k in the student's call
+        nbytes = sharded_call_bytes(len(kept[0]), kept[3], replicas, t.kind is Kind.TRAIN, topk)
         key = ("sharded call data", t, nbytes, replicas, g.group.name, g.gpus, cross)
         out.append(per_query(g.s, key, partial(_sharded_call, g, t, nbytes, replicas, cross)))
     return out
@@ -314,6 +316,8 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
 def _sharded_call(g: GroupModel, t: Task, nbytes: int, replicas: int, cross: float) -> Transfer:
     """:func:`_sharded_call_data`'s transfer of task ``t``."""
     back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
+    if t.role is Role.TEACHER:
+        back = f", every rank's top-{TOPK_LOGITS_K} logits and indices back"
 
     def seconds(end: str) -> float:
         return dispatch_s(nbytes, cross, end)
