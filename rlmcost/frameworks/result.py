@@ -78,12 +78,12 @@ class ImportedQuery:
         query keeps a KL penalty (``--kl``), as the frameworks place it, and the critic of a
         PPO-style query unless ``critic`` is False (a caller that gives it GPUs of its own:
         verl's split placement; NeMo RL keeps its value model on the policy's cluster,
-        nemo_rl/algorithms/ppo.py), and the teacher of on-policy distillation (NeMo RL's on
-        the training cluster: nemo_rl/algorithms/distillation.py)."""
+        nemo_rl/algorithms/ppo.py), and a distillation teacher where the query names one
+        (``--teacher``; NeMo RL's on the training cluster: nemo_rl/algorithms/distillation.py)."""
         beside = critic and self.algorithm in ("ppo", "vapo")
         return ("actor" + ("+critic" if beside else "")
                 + ("+reference" if "--kl" in dict(self.flags) else "")
-                + ("+teacher" if self.algorithm == "opd" else ""))
+                + ("+teacher" if "--teacher" in dict(self.flags) else ""))
 
     def engines_apart(self, given: str, rollout: str, train_gpus: int, how: str) -> None:
         """Generation on GPUs of its own (``rollout``: its ``--groups`` entry, e.g.

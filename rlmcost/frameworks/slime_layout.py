@@ -226,8 +226,8 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool,
     q.set("--sleep" if roll else "--no-sleep")
     if has_ref or teacher:
         q.set("--offload-idle")
-        both = "reference's" if has_ref and not teacher else (
-            "teacher's" if not has_ref else "reference's and the teacher's")  # fmt: skip
+        both = " and the ".join(w for w, on in (("reference's", has_ref), ("teacher's", teacher))
+                                if on)  # fmt: skip
         q.note(f"the {both} weights wait in host memory and are copied into the actor's "
                "model for each forward (slime's weights_backuper tags, "
                f"{_ACTOR}): --offload-idle")  # fmt: skip

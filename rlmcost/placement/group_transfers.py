@@ -299,14 +299,14 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
     under these (the planner's sweep builds 236 distinct of 3,232), one object shared by
     the group estimates that make it."""
     out = []
+    taught = any(x.role is Role.TEACHER for x in g.s.tasks)  # its top-k in the student's call
     for job in jobs:
         t = job.task
         if t.kind not in (Kind.FORWARD, Kind.TRAIN):
             continue
         kept = packing(g, t)  # the lengths and their largest, kept per query
         replicas = job.layout.n_gpus // job.layout.dp
-        topk = t.role is Role.TEACHER or t.kind is Kind.TRAIN and t.role is Role.ACTOR and any(
-            x.role is Role.TEACHER for x in g.s.tasks)  # its top-k in the student's call
+        topk = t.role is Role.TEACHER or taught and t.kind is Kind.TRAIN and t.role is Role.ACTOR
         nbytes = sharded_call_bytes(len(kept[0]), kept[3], replicas, t.kind is Kind.TRAIN, topk)
         key = ("sharded call data", t, nbytes, replicas, g.group.name, g.gpus, cross)
         out.append(per_query(g.s, key, partial(_sharded_call, g, t, nbytes, replicas, cross)))
