@@ -172,3 +172,23 @@ def test_nemo_rl_moves_the_teachers_top_k_through_the_driver() -> None:
     tokens = 64 * 2048
     assert calls["driver data of teacher forward"] == tokens * (8 + 8 + 4 + 4 + 768)
     assert calls["driver data of actor train"] == tokens * (32 + 768)
+
+
+def test_nemo_rl_holds_the_teacher_in_fp32_as_its_dtensor_worker_loads_it() -> None:
+    """NeMo RL's teacher is a Policy of its own (distillation.py), which the DTensor worker loads
+    in fp32 (nemo_rl/models/automodel/setup.py ``torch_dtype=torch.float32`` @7ea279abf) and
+    FSDP2 shards over the 8 GPUs: 4 B a parameter of the rank's shard while it runs. Qwen3-8B
+    has 8,190,735,360 parameters (transformers' Qwen3ForCausalLM built from its config, as
+    tests/test_registry_configs.py checks the built-in); the teacher's forward is the
+    assessment stage's peak, the student's states on the host (offload_before_refit)."""
+    shard = -(-8_190_735_360 // 8)
+
+    def weights(**kw: object) -> int:
+        e = rlmcost.estimate("opd", "qwen3-1.7b", teacher="qwen3-8b", **KW, **kw)
+        stage = e.to_json()["stages"]["assessment"]
+        assert stage["peak_invocation"].startswith("teacher forward")
+        return stage["memory_breakdown_bytes"]["weights"]
+
+    assert weights(framework="nemo-rl") == 4 * shard
+    # the student stored in bf16 (Megatron-core's Float16Module): the teacher too
+    assert weights(framework="nemo-rl", deployment={"train": {"param_dtype": "bf16"}}) == 2 * shard

@@ -91,7 +91,9 @@ def distillation_query(r: Reader, q: ImportedQuery) -> None:
                    "teacher.dtensor_cfg.tensor_parallel_size", 1)  # fmt: skip
     q.note(f"the teacher's own worker ({'Megatron-core' if megatron else 'DTensor'}, TP {tp}) "
            "is priced in the student's layout on the training GPUs; between its forwards its "
-           "weights are on the host (offload_after_refit), as --offload-idle keeps them; they "
-           "are priced in the weights' dtype" + ("" if megatron else " (the DTensor worker "
-           "loads every Policy in fp32, nemo_rl/models/automodel/setup.py: twice the teacher's "
-           "shard while it runs, not priced)"))  # fmt: skip
+           "weights are on the host (offload_after_refit), as --offload-idle keeps them; "
+           + ("in the policy's precision (Megatron-core's Float16Module)" if megatron else
+              "in fp32, as the student's (the DTensor worker loads every Policy in fp32, "
+              "nemo_rl/models/automodel/setup.py; FSDP2 gathers bf16 units): 4 B a parameter "
+              "of its shard on the device while it runs and on the host between, and in the "
+              "round trip (Behaviour.teacher_policy_stored)"))  # fmt: skip

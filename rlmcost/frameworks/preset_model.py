@@ -233,6 +233,7 @@ class Behaviour:
     host_adam_threads: int = 0
     megatron_grad_reduce: str = "param"
     phase_offload_colocated: bool = False
+    teacher_policy_stored: bool = False
 
 
 @dataclass(frozen=True)

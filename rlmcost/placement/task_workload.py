@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
 from rlmcost.deployment.engine_kv import keeps_window, state_dtype, swa_pool
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.inputs import Setup, engine_for
@@ -32,7 +33,11 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
     the engine's dtype, the conv state in the model's and sliding layers at their window where
     the engine keeps them so; training with its parameters stored in ``stored`` (the trainer's
     ``param_dtype``; None: the workload's) and its gradients in ``grads`` (Megatron-core's fp32
-    buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); the paper's idealized
+    buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); a teacher's forward
+    under a framework that runs the teacher in a policy worker of its own
+    (``Behaviour.teacher_policy_stored``: NeMo RL) with its parameters in ``stored`` too (the
+    DTensor worker loads every policy in fp32, nemo_rl/models/automodel/setup.py
+    ``torch_dtype=torch.float32`` @7ea279abf; FSDP2 gathers bf16 units); the paper's idealized
     iteration and every other task the query's workload."""
     wl = setup.workload
     if setup.deployment.ideal:
@@ -69,6 +74,10 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
             update["kv_swa_pool"] = True  # SGLang's hybrid SWA pool
         return _with(wl, **update) if update else wl
     if task.kind is not Kind.TRAIN:
+        if task.role is Role.TEACHER and stored is not None and stored != wl.weight_dtype:
+            beh = behaviour(setup.deployment.framework)
+            if beh is not None and beh.teacher_policy_stored:
+                return _with(wl, param_dtype=stored)
         return wl
     update = {"param_dtype": stored} if stored is not None else {}
     if grads is not None and grads != (stored or wl.stored_dtype):

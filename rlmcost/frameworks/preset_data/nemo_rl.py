@@ -308,6 +308,9 @@ PRESET = Preset(
               grads_freed_after_update=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
               phase_offload_colocated=True,
+              # distillation.py setup: teacher_policy = Policy(..., init_optimizer=False), the
+              # same worker class as the student's (@7ea279abf)
+              teacher_policy_stored=True,
               sharded_per_rank=True, stream_version_gate=True,
               logprob_head="nemo-rl-distributed-logprob",
               reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
