@@ -88,7 +88,7 @@ MODULE_LAYER = {
                  "model_path",
                  "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_automodel",
                  "nemo_rl_batching", "nemo_rl_defaults", "nemo_rl_distill", "nemo_rl_dpo",
-                 "nemo_rl_env",
+                 "nemo_rl_env", "nemo_rl_mopd",
                  "nemo_rl_kind", "nemo_rl_lora", "nemo_rl_ppo", "nemo_rl_sampling",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_turns", "nemo_rl_vllm",
                  "nemo_rl_worker",

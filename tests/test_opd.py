@@ -192,3 +192,58 @@ def test_nemo_rl_holds_the_teacher_in_fp32_as_its_dtensor_worker_loads_it() -> N
     assert weights(framework="nemo-rl") == 4 * shard
     # the student stored in bf16 (Megatron-core's Float16Module): the teacher too
     assert weights(framework="nemo-rl", deployment={"train": {"param_dtype": "bf16"}}) == 2 * shard
+
+
+MOPD = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_nemotron3_super" / "examples" / \
+    "configs" / "recipes" / "llm" / "mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"  # fmt: skip
+"""NeMo RL's MOPD recipe at 7ea279abf (its defaults, grpo_math_1B.yaml, beside it)."""
+
+
+def test_nemo_rl_mopd_puts_the_teacher_on_gpus_taken_from_the_policy() -> None:
+    """docs/about/algorithms/mopd.md: 'the reference 3-node recipe lays out: 1 node policy + 1
+    node vLLM generation + 1 node teacher'; the teacher's worker group at TP 2
+    (default_teacher_cfg) scores every sample beside GRPO's own passes (no KL here)."""
+    q = import_nemo_rl(MOPD)
+    flags = dict(q.flags)
+    assert q.algorithm == "rlvr" and flags["--teacher"] == "Qwen/Qwen3-1.7B"
+    assert flags["--groups"] == "rollout=8[tp=2],actor=8,teacher=8[tp=2]"
+    assert not any(k.startswith("on_policy_distillation") for k in q.ignored)
+    out = CliRunner().invoke(app, ["import", "nemo-rl", str(MOPD), "--json"])
+    assert out.exit_code == 0, out.output
+    est = json.loads(out.stdout)["estimate"]
+    assert est["fits"] and est["models"]["teacher"] == "qwen3-1.7b"
+    phases = {p["name"] for p in est["phases"]}
+    assert {"teacher log-prob", "old log-prob", "update actor"} <= phases
+
+
+def test_a_teacher_beside_grpo_returns_log_probs_not_the_top_k() -> None:
+    """MOPD (and slime's --use-opd) need the teacher's log-probability of each sampled token
+    only (mopd.md: 'rather than the full vocabulary distribution'): its driver data is a
+    forward's (4 B a token back) and the student's call carries no top-k; NeMo RL's
+    distillation.py (opd) keeps its top-64 (test above)."""
+    kw = {"teacher": "qwen3-4b", "gpus": 8, "framework": "nemo-rl", "hardware": "h100-sxm"}
+    e = rlmcost.estimate("rlvr", "qwen3-1.7b", batch=32, group=2, **kw)
+    calls = {t.what.split(":")[0]: t for g in e.evaluation.groups for t in g.transfers
+             if t.what.startswith("driver data of")}  # fmt: skip
+    teacher, train = calls["driver data of teacher forward"], calls["driver data of actor train"]
+    assert "top-" not in teacher.what and "log-probs back" in teacher.what
+    tokens = 64 * 2048  # 64 samples of 2,048 tokens at TP 1: one rank a shard
+    assert teacher.bytes == tokens * (8 + 8 + 4 + 4 + 4)
+    assert train.bytes == tokens * 32
+
+
+@pytest.mark.parametrize(("override", "match"), [
+    ("on_policy_distillation.teacher_model_by_agent_name.code=Qwen/Qwen3-4B", "2 teacher worker"),
+    ("on_policy_distillation.non_colocated_teachers.enabled=false", "no teacher would run"),
+    ("on_policy_distillation.non_colocated_teachers.default_teacher_cfg.num_nodes=2",
+     "leave none of the policy's 16"),
+])  # fmt: skip
+def test_nemo_rl_mopd_refuses_what_it_cannot_price(override: str, match: str) -> None:
+    """Several teacher checkpoints (each sample's teacher by its agent, shares unknown),
+    teachers without GPUs of their own (none scores: trajectory_collector.py) and teachers that
+    take every policy node (grpo.py refuses it) are errors that say so."""
+    with pytest.raises(SpecError, match=match):
+        import_nemo_rl(MOPD, [override])
+    q = import_nemo_rl(MOPD, ["on_policy_distillation.enabled=false"])  # plain async GRPO
+    assert "--teacher" not in dict(q.flags) and dict(q.flags)["--groups"] == \
+        "rollout=8[tp=2],actor=16"  # fmt: skip

@@ -32,6 +32,8 @@ from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_kind import check_kind
 from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
+from rlmcost.frameworks.nemo_rl_mopd import IGNORED as MOPD_IGNORED
+from rlmcost.frameworks.nemo_rl_mopd import mopd_query
 from rlmcost.frameworks.nemo_rl_ppo import is_ppo, own_names, ppo_aliases, ppo_query
 from rlmcost.frameworks.nemo_rl_sampling import (
     dynamic_sampling,
@@ -127,12 +129,13 @@ def import_nemo_rl(
     import_engine(r, q)
     environment_workers(r, q)
     _async(r, q)
+    mopd_query(r, q)  # after the groups: its teacher's GPUs come from the policy's
     if release is not None and dict(q.flags).get("--engine") == "megatron":
         q.note(f"NeMo RL v{release}: the Megatron-core engine generates, so its vLLM pin "
                "prices nothing")  # fmt: skip
     elif release is not None:
         release_vllm(q, release)
-    skip = IGNORED + distill.IGNORED if opd else IGNORED
+    skip = (IGNORED + distill.IGNORED if opd else IGNORED) + MOPD_IGNORED
     q.ignored, q.near = own_names(r.unread(skip), alias), r.near_misses(skip)
     return q
 

@@ -299,14 +299,16 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
     under these (the planner's sweep builds 236 distinct of 3,232), one object shared by
     the group estimates that make it."""
     out = []
-    taught = any(x.role is Role.TEACHER for x in g.s.tasks)  # its top-k in the student's call
+    # distillation's teacher returns its top-k and the student's call carries it (opd, NeMo
+    # RL's distillation.py); a teacher beside another algorithm its log-probs (MOPD, slime)
+    taught = g.s.alg.name == "opd" and any(x.role is Role.TEACHER for x in g.s.tasks)
     for job in jobs:
         t = job.task
         if t.kind not in (Kind.FORWARD, Kind.TRAIN):
             continue
         kept = packing(g, t)  # the lengths and their largest, kept per query
         replicas = job.layout.n_gpus // job.layout.dp
-        topk = t.role is Role.TEACHER or taught and t.kind is Kind.TRAIN and t.role is Role.ACTOR
+        topk = taught and (t.role is Role.TEACHER or t.kind is Kind.TRAIN and t.role is Role.ACTOR)
         nbytes = sharded_call_bytes(len(kept[0]), kept[3], replicas, t.kind is Kind.TRAIN, topk)
         key = ("sharded call data", t, nbytes, replicas, g.group.name, g.gpus, cross)
         out.append(per_query(g.s, key, partial(_sharded_call, g, t, nbytes, replicas, cross)))
@@ -316,7 +318,7 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
 def _sharded_call(g: GroupModel, t: Task, nbytes: int, replicas: int, cross: float) -> Transfer:
     """:func:`_sharded_call_data`'s transfer of task ``t``."""
     back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
-    if t.role is Role.TEACHER:
+    if t.role is Role.TEACHER and g.s.alg.name == "opd":
         back = f", every rank's top-{TOPK_LOGITS_K} logits and indices back"
 
     def seconds(end: str) -> float:

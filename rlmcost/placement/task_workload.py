@@ -34,10 +34,11 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
     the engine keeps them so; training with its parameters stored in ``stored`` (the trainer's
     ``param_dtype``; None: the workload's) and its gradients in ``grads`` (Megatron-core's fp32
     buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); a teacher's forward
-    under a framework that runs the teacher in a policy worker of its own
-    (``Behaviour.teacher_policy_stored``: NeMo RL) with its parameters in ``stored`` too (the
-    DTensor worker loads every policy in fp32, nemo_rl/models/automodel/setup.py
-    ``torch_dtype=torch.float32`` @7ea279abf; FSDP2 gathers bf16 units); the paper's idealized
+    under a framework that runs the teacher in a policy worker of its own beside the trainer
+    (``Behaviour.teacher_policy_stored``: NeMo RL's distillation.py) with its parameters in
+    ``stored`` too (the DTensor worker loads every policy in fp32, nemo_rl/models/automodel/
+    setup.py ``torch_dtype=torch.float32`` @7ea279abf; FSDP2 gathers bf16 units; a teacher on
+    GPUs of its own, NeMo RL's MOPD, runs Megatron-core in bf16); the paper's idealized
     iteration and every other task the query's workload."""
     wl = setup.workload
     if setup.deployment.ideal:
@@ -75,8 +76,9 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
         return _with(wl, **update) if update else wl
     if task.kind is not Kind.TRAIN:
         if task.role is Role.TEACHER and stored is not None and stored != wl.weight_dtype:
-            beh = behaviour(setup.deployment.framework)
-            if beh is not None and beh.teacher_policy_stored:
+            beh = behaviour(setup.deployment.framework)  # on the trainer's GPUs (not apart)
+            if beh is not None and beh.teacher_policy_stored and any(
+                    t.group == group and t.kind is Kind.TRAIN for t in setup.tasks):
                 return _with(wl, param_dtype=stored)
         return wl
     update = {"param_dtype": stored} if stored is not None else {}
