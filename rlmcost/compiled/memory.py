@@ -249,7 +249,7 @@ def memory_per_stage(
     per_seq, mb_tokens = share.tokens_per_sequence, share.tokens_per_micro_batch
     train = mode is Mode.TRAIN
     w = dt.weight
-    stored = dt.param or w  # parallel.memory: a trainer's (or a frozen policy's) stored dtype
+    stored = (dt.param or w) if train else w  # parallel.memory: the trainer's stored dtype
     cast_units = zero is ZeroStage.OS_G_P or stored != w
     vocab_per_rank = ceil_div(a.vocab, tp) if head is Head.LM else 1
     kept16 = dt.unquantized if mode is Mode.GENERATE else None  # an FP8 engine's 16-bit parts

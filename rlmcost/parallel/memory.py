@@ -48,9 +48,7 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   trainer that stores its parameters in a wider dtype (``workload.param_dtype``: fp32 under
   FSDP mixed precision, :mod:`rlmcost.parallel.zero`) keeps its weights and gradients in
   that dtype, Adam's K = 8, and casts two units per use to the weight dtype at any ZeRO
-  stage (FSDP's per-unit ``param_dtype`` copy; forwards and generation use the weight dtype,
-  but for a frozen policy the framework stores so: NeMo RL's teacher,
-  :mod:`rlmcost.placement.task_workload`).
+  stage (FSDP's per-unit ``param_dtype`` copy; forwards and generation use the weight dtype).
   A trainer's own (``Layout`` flags): :mod:`rlmcost.parallel.framework_memory`.
 
 Data: the ``sequences`` of the invocation are split over the P_d data shards (EP is folded
@@ -256,9 +254,9 @@ def memory_per_stage(
     mode = Mode(mode)
     train = mode is Mode.TRAIN
     w_dtype = workload.weight_dtype
-    stored = workload.stored_dtype  # a forward's too: a frozen policy stored wide (teacher)
+    stored = workload.stored_dtype if train else w_dtype
     grads = workload.gradient_dtype if train else None
-    cast_units = layout.zero is ZeroStage.OS_G_P or stored != w_dtype
+    cast_units = layout.zero is ZeroStage.OS_G_P or (train and stored != w_dtype)
     replicas_dense = layout.zero_group  # P_d P_c, or a hybrid shard's P_z
     replicas_expert = layout.expert_zero_group
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1

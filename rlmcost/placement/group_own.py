@@ -1,12 +1,11 @@
 """One device group's tasks, their layouts and sizes, and each invocation's own bytes per device.
 
-Every invocation runs on its group's devices in the layout its kind gets there
-(``inputs.layouts_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
-is ``parallel.memory.memory_per_rank`` (compiled: bf16 weights, gradients, activations and KV
-cache, fp32 Adam states and logits; a framework's TP-replicated Gated DeltaNet whole,
-:meth:`GroupTasks.mixer_replicated`) on the most loaded pipeline stage, with the deployment's
-terms (:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal.
-What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
+Each invocation runs on its group's devices in its kind's layout there (``inputs.layouts_for``; a
+per-GPU token budget sets its micro-batch). Its own memory per device is
+``parallel.memory.memory_per_rank`` (compiled; a framework's TP-replicated Gated DeltaNet whole,
+:meth:`GroupTasks.mixer_replicated`) on the most loaded pipeline stage, with the deployment's terms
+(:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal. The rest of
+the group: :mod:`rlmcost.placement.group_memory`.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module
 from rlmcost.placement.mtp import with_mtp_bytes
 from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
-from rlmcost.placement.task_workload import task_workload
+from rlmcost.placement.task_workload import task_workload, with_stored_teacher
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
@@ -237,6 +236,7 @@ class GroupTasks(GroupSizes):
             per_stage = with_dropout_masks(self, task, per_stage, layout, n, seq)  # its masks
         per_stage = with_mtp_bytes(self, task, per_stage, layout, n, seq, workload)  # last stage
         per_stage = with_fp8_weights(self, task, per_stage, layout.tp, workload)  # TE's casts
+        per_stage = with_stored_teacher(self, task, per_stage)  # NeMo RL's fp32 teacher
         placed = [self._deployed(task, m, layout, data_share(layout, n, seq)) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device

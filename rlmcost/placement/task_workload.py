@@ -5,7 +5,7 @@ purpose."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
@@ -13,9 +13,14 @@ from rlmcost.deployment.engine_kv import keeps_window, state_dtype, swa_pool
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized
+from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.specs.workload import Workload
+
+if TYPE_CHECKING:
+    from rlmcost.placement.group_own import GroupTasks
 
 
 @memoized()
@@ -33,13 +38,9 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
     the engine's dtype, the conv state in the model's and sliding layers at their window where
     the engine keeps them so; training with its parameters stored in ``stored`` (the trainer's
     ``param_dtype``; None: the workload's) and its gradients in ``grads`` (Megatron-core's fp32
-    buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); a teacher's forward
-    under a framework that runs the teacher in a policy worker of its own beside the trainer
-    (``Behaviour.teacher_policy_stored``: NeMo RL's distillation.py) with its parameters in
-    ``stored`` too (the DTensor worker loads every policy in fp32, nemo_rl/models/automodel/
-    setup.py ``torch_dtype=torch.float32`` @7ea279abf; FSDP2 gathers bf16 units; a teacher on
-    GPUs of its own, NeMo RL's MOPD, runs Megatron-core in bf16); the paper's idealized
-    iteration and every other task the query's workload."""
+    buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored dtype); the paper's idealized
+    iteration and every other task the query's workload (a forward multiplies and streams the
+    weight dtype; where a frozen model rests wider: :func:`with_stored_teacher`)."""
     wl = setup.workload
     if setup.deployment.ideal:
         return wl
@@ -75,13 +76,30 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
             update["kv_swa_pool"] = True  # SGLang's hybrid SWA pool
         return _with(wl, **update) if update else wl
     if task.kind is not Kind.TRAIN:
-        if task.role is Role.TEACHER and stored is not None and stored != wl.weight_dtype:
-            beh = behaviour(setup.deployment.framework)  # on the trainer's GPUs (not apart)
-            if beh is not None and beh.teacher_policy_stored and any(
-                    t.group == group and t.kind is Kind.TRAIN for t in setup.tasks):
-                return _with(wl, param_dtype=stored)
         return wl
     update = {"param_dtype": stored} if stored is not None else {}
     if grads is not None and grads != (stored or wl.stored_dtype):
         update["grad_dtype"] = grads
     return _with(wl, **update) if update else wl
+
+
+def with_stored_teacher(g: GroupTasks, task: Task, per_stage: list[MemoryBreakdown]
+                        ) -> list[MemoryBreakdown]:  # fmt: skip
+    """``per_stage`` (a task's bytes per pipeline stage) with a teacher's resident weights in
+    its trainer's stored dtype where the framework runs the teacher in a policy worker of its
+    own beside the trainer (``Behaviour.teacher_policy_stored``: NeMo RL's distillation.py
+    ``Policy(..., init_optimizer=False)``, whose DTensor worker loads every model in fp32,
+    nemo_rl/models/automodel/setup.py ``torch_dtype=torch.float32`` @7ea279abf): fp32 shards
+    on the device while it runs and on the host between (the offload reads these bytes); the
+    forward still gathers, multiplies and streams bf16 units (FSDP2's ``param_dtype``), so
+    nothing else moves. A teacher on GPUs of its own (NeMo RL's MOPD: Megatron-core in bf16),
+    a Megatron-core student (bf16 ``Float16Module``) and every other task: unchanged."""
+    if task.role is not Role.TEACHER or task.kind is not Kind.FORWARD or g.s.deployment.ideal:
+        return per_stage
+    stored, wl = g.train_layout().param_dtype, g.s.workload
+    beh = behaviour(g.s.deployment.framework)
+    if stored is None or stored.bytes <= wl.weight_dtype.bytes or beh is None or \
+            not beh.teacher_policy_stored or not any(t.kind is Kind.TRAIN for t in g.tasks):
+        return per_stage  # fmt: skip
+    return [with_terms(m, weights=m.weights * stored.bytes // wl.weight_dtype.bytes)
+            for m in per_stage]  # fmt: skip
