@@ -101,3 +101,11 @@ class Role(StrEnum):
         while out[-1].fallback is not None:
             out.append(out[-1].fallback)
         return tuple(out)
+
+
+MODEL_KEYS: dict[Role, str] = {Role.CRITIC: "critic", Role.REWARD: "reward",
+                               Role.REFERENCE: "ref", Role.JUDGE: "judge",
+                               Role.TEACHER: "teacher"}  # fmt: skip
+"""The roles beside the actor a query names a model for, and the name it uses: the keyword
+(``rlmcost.estimate(..., ref=...)``) and, with ``--``, the flag (``--ref``). The one table the
+CLI, the API, the Run's command and the resolver's errors read."""

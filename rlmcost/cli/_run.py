@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rlmcost.algorithms.kinds import MODEL_KEYS
 from rlmcost.cli._deploy_build import base_deployment, build_deployment
 from rlmcost.cli._parse import parse_fraction
 from rlmcost.specs.prices import parse_prices
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
 PLACEMENTS_GPUS = 8
 """`rlmcost placements` without --gpus or --groups: GPUs to split."""
 
-_ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge",
-          "teacher": "teacher"}
+_ROLES = {key: role.value for role, key in MODEL_KEYS.items()}  # --ref -> reference
 
 
 def require_model(opts: dict[str, Any]) -> str:

@@ -136,8 +136,13 @@ def full_layer(a: Any, tp: int) -> Any:
         return a
     full = a._replace(head_dim=a.full_head_dim, n_kv_heads=a.full_kv_heads, full_head_dim=0,
                       full_kv_heads=0, fullshape=0)  # fmt: skip
-    replicated = tp > full.n_kv_heads and tp % full.n_kv_heads == 0
-    return full._replace(n_kv_heads=tp) if replicated else full
+    return full._replace(n_kv_heads=tp) if replicates_kv(full, tp) else full
+
+
+def replicates_kv(a: Any, tp: int) -> bool:
+    """An inference engine with more TP ranks than KV heads (a multiple of them) holds one
+    replicated KV head per rank (vLLM; ``parallel.shard.tp_shard``)."""
+    return bool(tp > a.n_kv_heads and tp % a.n_kv_heads == 0)
 
 
 def full_layers_of(a: Any, layers: int) -> int:

@@ -29,6 +29,7 @@ from rlmcost.compiled.arch import (
     full_layers_of,
     linear_state,
     recurrent_state,
+    replicates_kv,
 )
 from rlmcost.compiled.dtypes import Dtypes
 from rlmcost.compiled.runtime import ceil_div
@@ -61,12 +62,6 @@ def _full_kv_wider(a: g.ArchNumbers, tp: int) -> int:
                                               else b, tp))  # fmt: skip
 
     return one(full) - one(a)
-
-
-def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
-    """An inference engine with more TP ranks than KV heads (a multiple of them) holds one
-    replicated KV head per rank (vLLM; ``parallel.shard.tp_shard``)."""
-    return tp > a.n_kv_heads and tp % a.n_kv_heads == 0
 
 
 def per_kv_arch(a: g.ArchNumbers, tps: Any) -> Callable[[Any], Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rlmcost.algorithms.kinds import Role
+from rlmcost.algorithms.kinds import MODEL_KEYS, Role
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_PROMPT_LEN, DEFAULT_RESPONSE_LEN
 from rlmcost.errors import SpecError
@@ -130,8 +130,7 @@ def resolve_models(
     return specs
 
 
-_ROLE_FLAGS = {Role.CRITIC: "--critic", Role.REWARD: "--reward", Role.REFERENCE: "--ref",
-               Role.JUDGE: "--judge", Role.TEACHER: "--teacher"}  # fmt: skip
+_ROLE_FLAGS = {role: f"--{key}" for role, key in MODEL_KEYS.items()}
 
 
 def _model_of(role: Role, model: str | ModelSpec) -> ModelSpec:

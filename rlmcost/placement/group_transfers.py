@@ -299,9 +299,7 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
     under these (the planner's sweep builds 236 distinct of 3,232), one object shared by
     the group estimates that make it."""
     out = []
-    # distillation's teacher returns its top-k and the student's call carries it (opd, NeMo
-    # RL's distillation.py); a teacher beside another algorithm its log-probs (MOPD, slime)
-    taught = g.s.alg.name == "opd" and any(x.role is Role.TEACHER for x in g.s.tasks)
+    taught = _teacher_topk(g)
     for job in jobs:
         t = job.task
         if t.kind not in (Kind.FORWARD, Kind.TRAIN):
@@ -315,10 +313,18 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
     return out
 
 
+def _teacher_topk(g: GroupModel) -> bool:
+    """Whether a teacher's top-k is the training signal, back from its forward and in the
+    student's call: an unscored algorithm's (``Algorithm.scored`` False: on-policy
+    distillation, NeMo RL's distillation.py); a teacher beside a scored one returns the
+    log-probs of the sampled tokens (MOPD, slime's --use-opd)."""
+    return not g.s.alg.scored and any(x.role is Role.TEACHER for x in g.s.tasks)
+
+
 def _sharded_call(g: GroupModel, t: Task, nbytes: int, replicas: int, cross: float) -> Transfer:
     """:func:`_sharded_call_data`'s transfer of task ``t``."""
     back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
-    if t.role is Role.TEACHER and g.s.alg.name == "opd":
+    if t.role is Role.TEACHER and _teacher_topk(g):
         back = f", every rank's top-{TOPK_LOGITS_K} logits and indices back"
 
     def seconds(end: str) -> float:

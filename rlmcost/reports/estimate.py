@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.algorithms.catalog import get_algorithm
-from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.algorithms.kinds import MODEL_KEYS, Kind, Role
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import KNOBS, Options
 from rlmcost.deployment.resolve import uses_model
@@ -23,8 +23,7 @@ from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 
 Estimate = Evaluation
 """The name of :class:`~rlmcost.evaluation.view.Evaluation` before the Run (deprecated)."""
-_ROLE_KEYS = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge",
-              "teacher": "teacher"}
+_ROLE_KEYS = {key: role.value for role, key in MODEL_KEYS.items()}  # ref= -> reference
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch", "schedule",
                   "virtual_stages")  # fmt: skip
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.algorithms.kinds import MODEL_KEYS
 from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
-_ROLE_FLAGS = {"critic": "--critic", "reward": "--reward", "reference": "--ref", "judge": "--judge",
-               "teacher": "--teacher"}
+_ROLE_FLAGS = {role.value: f"--{key}" for role, key in MODEL_KEYS.items()}
 _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
                "global_batch": "--global-batch",
                "oversample": "--oversample", "prm_steps": "--prm-steps",
