@@ -39,7 +39,8 @@ DEPLOYMENT_OPTIONS = (
     "deployment_file",
     "micro_batch", "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu", "forward_micro_batch",
-    "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
+    "packing", "fused_loss", "padded", "prefix_grouper", "router_dtype", "ep_dispatcher",
+    "moe_permute_fusion",
     "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
     "freeze_vision_tower", "disable_dropout",
@@ -155,6 +156,11 @@ def deployment_options() -> dict[str, Any]:
             "--padded/--no-padded", help="Each sequence padded to the batch's width (prompt + "
             "longest response) in training and forwards (verl without use_remove_padding); "
             "default: unpadded.", rich_help_panel=p)], None),  # fmt: skip
+        "prefix_grouper": (Annotated[bool | None, typer.Option(
+            "--prefix-grouper/--no-prefix-grouper", help="The actor's and reference's passes "
+            "compute a group's prompt once: one row per group of a micro-batch, the prompt "
+            "then its responses (verl actor.use_prefix_grouper; needs --padded, no token "
+            "budget, --cp 1, --tp 1, --pp 1).", rich_help_panel=p)], None),  # fmt: skip
         "router_dtype": (Annotated[RouterDtype | None, typer.Option(
             help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 casts "
             "(Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "

@@ -137,8 +137,9 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
             data["forward"]["packing"] = opts["packing"]
     if opts.get("fused_loss") is not None:
         train["fused_loss"] = opts["fused_loss"]
-    if opts.get("padded") is not None:
-        train["padded"] = opts["padded"]
+    for key in ("padded", "prefix_grouper"):
+        if opts.get(key) is not None:
+            train[key] = opts[key]
     if opts.get("router_dtype") is not None:
         train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("ep_dispatcher") is not None:

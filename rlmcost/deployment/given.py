@@ -30,7 +30,8 @@ def _given_only(value: BaseModel | None, handler: SerializerFunctionWrapHandler)
     return {k: v for k, v in out.items() if k in given}
 
 
-PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
+PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "prefix_grouper", "fused_loss",
+               "router_dtype",
                "ep_dispatcher", "moe_permute_fusion", "kernels",
                "recompute_early_stop", "module_ckpt", "disable_dropout")  # fmt: skip
 """The trainer fields a group's own trainer layout gives over the deployment's for its jobs,

@@ -58,7 +58,8 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
 """Engine key -> EngineSpec field (``--engine``, ``--gpu-memory-utilization``, ...)."""
 
 TRAIN_KEYS = {"max-tokens-per-gpu": "max_tokens_per_gpu", "packing": "packing",
-              "padded": "padded", "fused-loss": "fused_loss", "router-dtype": "router_dtype",
+              "padded": "padded", "prefix-grouper": "prefix_grouper",
+              "fused-loss": "fused_loss", "router-dtype": "router_dtype",
               "ep-dispatcher": "ep_dispatcher", "kernels": "kernels",
               "moe-permute-fusion": "moe_permute_fusion",
               "moe-capacity-factor": "moe_capacity_factor",
@@ -76,7 +77,8 @@ ALIASES = {"kind": "engine", "gpu-memory-utilization": "gmu", "enforce-eager": "
            "trainer-kernels": "kernels"}  # fmt: skip
 """Other spellings of a key: the CLI flag's full name, the field's name."""
 
-_BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "fused_loss",
+_BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "prefix_grouper",
+            "fused_loss",
             "moe_permute_fusion", "moe_pad_to_capacity")  # fmt: skip
 _WHOLE = ("max_num_seqs", "max_num_batched_tokens", "context_length", "sequences_per_call",
           "dp_attention",

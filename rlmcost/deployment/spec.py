@@ -112,6 +112,9 @@ class TrainLayout(Checked):
     padded: bool = Field(default=False, description="each sequence padded to the batch's "
         "width (prompt + longest response) in training and forwards: verl's FSDP workers "
         "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
+    prefix_grouper: bool = Field(default=False, description="the actor's and reference's "
+        "passes compute a group's prompt once, one row per group (verl actor."
+        "use_prefix_grouper; needs padded: rlmcost.placement.prefix_grouper)")  # fmt: skip
     fused_loss: bool = Field(default=False, description="packed micro-batch's loss in one "
         "call (NeMo RL sequence_packing.fuse_loss); False: per sequence (perf.policy_worker)")
     router_dtype: RouterDtype = Field(default=RouterDtype.FP32, description="MoE router "

@@ -104,6 +104,7 @@ def padding(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) 
     default = day is None or day >= REMOVE_PADDING
     given = r.has(f"{MODEL}.use_remove_padding")
     rmpad = r.flag(f"{MODEL}.use_remove_padding", default)
+    grouper = prefix_grouper(r, q, strategy, rmpad)
     if strategy == "megatron":
         return
     if rmpad:
@@ -115,7 +116,39 @@ def padding(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) 
     q.note("use_remove_padding false" + ("" if given else " (verl's default through v0.6.1)")
            + ": the FSDP workers run each micro-batch on the padded (batch, prompt + "
            "response) tensors; --padded prices every sequence of the training and log-prob "
-           "passes at the prompt + the longest response")  # fmt: skip
+           "passes at the prompt + the longest response"
+           + (" (the critic's; the actor's and reference's rows are PrefixGrouper's)"
+              if grouper else ""))  # fmt: skip
+
+
+def prefix_grouper(r: Reader, q: ImportedQuery, strategy: str, rmpad: bool) -> bool:
+    """``actor.use_prefix_grouper`` (PR 4368): ``--prefix-grouper`` where verl's FSDP actor takes
+    that path, True then. ``DataParallelPPOActor._forward_micro_batch``
+    (verl/workers/actor/dp_actor.py @b178a3cd) runs it only without ``use_remove_padding``,
+    Ulysses, fused kernels and dynamic batching (``can_use_pg``) and falls back silently
+    otherwise; the Megatron workers do not read the key. Either way a note says so."""
+    if not r.flag(f"{ACTOR}.use_prefix_grouper", False):
+        return False
+    blockers = [key for key, on in (
+        ("use_remove_padding", rmpad),
+        ("ulysses_sequence_parallel_size > 1",
+         r.integer(f"{ACTOR}.ulysses_sequence_parallel_size", 1) > 1),
+        ("use_fused_kernels", r.flag(f"{MODEL}.use_fused_kernels", False)),
+        ("use_dynamic_bsz", r.flag(f"{ACTOR}.use_dynamic_bsz", False)),
+    ) if on]  # fmt: skip
+    if strategy == "megatron":
+        q.note("use_prefix_grouper: read by verl's FSDP actor only (dp_actor.py); the Megatron "
+               "workers pack the sequences as before")  # fmt: skip
+        return False
+    if blockers:
+        q.note(f"use_prefix_grouper with {', '.join(blockers)}: verl's actor falls back to its "
+               "usual passes (dp_actor.py _forward_micro_batch, can_use_pg), as priced")
+        return False
+    q.set("--prefix-grouper")
+    q.note("use_prefix_grouper: the actor's and reference's log-prob forwards and updates run "
+           "one row per group of each micro-batch, the prompt once (--prefix-grouper; "
+           "rlmcost.placement.prefix_grouper)")  # fmt: skip
+    return True
 
 
 def group_of_one(r: Reader, q: ImportedQuery) -> None:

@@ -97,6 +97,18 @@ def split_packed(split: Split, dp: int, steps: int, width: int | None = None) ->
     tokens, pairs = split.tokens, split.pairs
     if width is not None:
         tokens, pairs = split.sequences * width, split.sequences * width * width
-    top = -(-tokens // split.parts)
+    return equivalent_packed(tokens, pairs, split.parts, dp, steps)
+
+
+def equivalent_packed(tokens: int, pairs: int, parts: int, dp: int, steps: int
+                      ) -> tuple[Packed, int]:  # fmt: skip
+    """The packed equivalent of one rank's ``parts`` micro-batches holding ``tokens`` tokens
+    and ``pairs`` squared sequence lengths in all, on ``dp`` ranks over ``steps`` steps
+    (:func:`split_packed`), and its sequences per micro-batch.
+
+    >>> equivalent_packed(30, 190, 3, 2, 1)
+    (Packed(sequences=12, seq_len=5), 2)
+    """
+    top = -(-tokens // parts)
     k = max(1, (2 * top * tokens + pairs) // (2 * pairs))
-    return Packed(steps * dp * split.parts * k, -(-top // k)), k
+    return Packed(steps * dp * parts * k, -(-top // k)), k

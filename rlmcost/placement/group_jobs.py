@@ -80,6 +80,7 @@ from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.mtp import with_mtp
+from rlmcost.placement.prefix_grouper import spared_work
 from rlmcost.placement.reference_swap import device_residents
 from rlmcost.placement.rollout import timeline
 from rlmcost.placement.speculative import speculation_for
@@ -104,6 +105,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     layout = g.layouts[task.index]
     lengths = g.lengths(task)
     work = work_over_lengths(task, arch, g.s.values, lengths, g.s.counting)
+    work -= spared_work(g, task, arch)  # verl's PrefixGrouper: a group's prompt once
     model = g.s.specs[task.role].name
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:

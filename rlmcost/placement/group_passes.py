@@ -37,6 +37,7 @@ from rlmcost.placement.lengths import from_runs
 from rlmcost.placement.model_dropout import train_dropout
 from rlmcost.placement.mtp import mtp_step_options
 from rlmcost.placement.pass_options import step_options
+from rlmcost.placement.prefix_grouper import grouped_packed
 from rlmcost.placement.reference_swap import reference_swap_bytes
 
 
@@ -107,14 +108,18 @@ def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     """The packed equivalent of the task's micro-batches as its framework forms them from the
     lengths, and its sequences per micro-batch: NeMo RL's padded bins (:func:`pp_padded`) or
     verl's dynamic batching (:mod:`rlmcost.placement.dynamic_bsz`: its micro-batch count and
-    tokens on the heaviest rank, every mini-batch alike); None where neither applies."""
+    tokens on the heaviest rank, every mini-batch alike) or verl's PrefixGrouper rows
+    (:mod:`rlmcost.placement.prefix_grouper`); None where none applies."""
+    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    rows = grouped_packed(g, task, steps)
+    if rows is not None:
+        return rows
     padded = pp_padded(g, task)
     if padded is not None:
         return padded
     split = split_of(g, task, packing(g, task)[0], g.batch(task))
     if split is None:
         return None
-    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
     return split_packed(split, g.layouts[task.index].dp, steps, padded_width(g, task))
 
 

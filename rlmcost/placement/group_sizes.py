@@ -16,6 +16,7 @@ from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.lengths import runs
+from rlmcost.placement.prefix_grouper import check_task
 from rlmcost.placement.task_work import count_of, frozen_at, frozen_values, values_table
 
 
@@ -112,6 +113,7 @@ class GroupSizes:
             return out
 
     def _batch_of(self, task: Task) -> int:
+        check_task(self, task)  # verl's PrefixGrouper on a layout it runs on
         inv = task.invocation
         n = self._int(inv.sequences)
         if inv.kind is Kind.TRAIN:

@@ -37,6 +37,7 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import split_of
 from rlmcost.placement.group_train import kind_spec
+from rlmcost.placement.prefix_grouper import memory_rows
 
 
 def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
@@ -45,6 +46,9 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     (``Behaviour.budget_packs_lengths``) a forward's or update's largest micro-batch as its
     dynamic batching forms it from the rank's lengths (:mod:`rlmcost.placement.dynamic_bsz`),
     or a fixed micro-batch of sequences at the mean length."""
+    rows = memory_rows(g, task)  # verl's PrefixGrouper: its rows (placement.prefix_grouper)
+    if rows is not None:
+        return rows
     layout, seq = g.layouts[task.index], g.seq_len(task)
     dep = g.s.deployment
     beh = behaviour(dep.framework)

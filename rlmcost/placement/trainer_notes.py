@@ -1,6 +1,7 @@
 """The output's notes on how the deployment's trainer runs its passes beyond its layout:
 Megatron-core's gradient buffer (:mod:`rlmcost.placement.grad_buffer`), FP8 training
-(:mod:`rlmcost.perf.fp8_train`) and multi-token prediction (:mod:`rlmcost.placement.mtp`)."""
+(:mod:`rlmcost.perf.fp8_train`), multi-token prediction (:mod:`rlmcost.placement.mtp`) and
+verl's PrefixGrouper (:mod:`rlmcost.placement.prefix_grouper`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def trainer_notes(deployment: Deployment) -> list[str]:
     for note in (*map(_fp8_note, layouts), *map(_mtp_note, layouts)):
         if note and note not in out:
             out.append(note)
+    if any(t.prefix_grouper for t in layouts):
+        from rlmcost.placement.prefix_grouper import NOTE
+
+        out.append(NOTE)
     return out
 
 

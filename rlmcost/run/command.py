@@ -210,6 +210,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--fused-loss")
     if t.padded:
         words.append("--padded")
+    if t.prefix_grouper:
+        words.append("--prefix-grouper")
     if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
         words += ["--router-dtype", str(t.router_dtype)]
     if t.ep_dispatcher != "alltoall":
