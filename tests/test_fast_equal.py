@@ -90,7 +90,8 @@ CHANGE = st.fixed_dictionaries({}, optional={
     "train": TRAIN,
     "framework": st.sampled_from([None, "verl", "openrlhf", "nemo-rl", "trl", "slime"]),
     "env_workers": st.sampled_from([None, 4]),
-    "lora": st.sampled_from([None, {"rank": 16}]),
+    "lora": st.sampled_from([None, {"rank": 16}, {"rank": 16, "gather": "model"},
+                             {"rank": 16, "gather": "layers"}]),  # placement.lora_gather
     "ideal": st.booleans(),
     "offload_idle": st.booleans(),
     "init_load": st.sampled_from(["sharded", "gpu", "host-rank0"]),

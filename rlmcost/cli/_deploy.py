@@ -22,7 +22,13 @@ from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
 from rlmcost.cli._mtp import MTP_OPTIONS, mtp_options
 from rlmcost.cli._parse import framework_default
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, GradReduce, RouterDtype, TrainerKernels
+from rlmcost.deployment.kinds import (
+    EngineKind,
+    GradReduce,
+    LoraGather,
+    RouterDtype,
+    TrainerKernels,
+)
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -53,6 +59,7 @@ DEPLOYMENT_OPTIONS = (
     "init_on_gpu",
     "lora_rank",
     "lora_targets",
+    "lora_gather",
     "engine",
     "gpu_memory_utilization",
     "rollout_tp",
@@ -354,6 +361,11 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
+        "lora_gather": (Annotated[LoraGather | None, typer.Option(
+            help="What a colocated trainer gathers to refit its engine under LoRA: adapters, "
+            "layers (one FSDP unit at a time: verl rollout.layered_summon) or model (every "
+            "parameter, unsharded, on each GPU: verl on FSDP1); default: --framework's "
+            "(verl: model; others: adapters).", rich_help_panel=p)], None),  # fmt: skip
         **engine_options(p),
         **rl_pipeline_options(p),
         **moe_capacity_options(p), **mtp_options(p), **fp8_options(p), **logits_options(p),

@@ -227,10 +227,13 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("lora_rank") is not None:
         data["lora"] = {"rank": opts["lora_rank"], "targets": opts.get("lora_targets") or
                         "all-linear"}  # fmt: skip
-    elif opts.get("lora_targets") is not None:
+        if opts.get("lora_gather") is not None:
+            data["lora"]["gather"] = str(opts["lora_gather"])
+    elif opts.get("lora_targets") is not None or opts.get("lora_gather") is not None:
         from rlmcost.errors import SpecError
 
-        raise SpecError("--lora-targets needs --lora-rank R (the adapters' rank)")
+        given = "--lora-targets" if opts.get("lora_targets") is not None else "--lora-gather"
+        raise SpecError(f"{given} needs --lora-rank R (the adapters' rank)")
     if opts.get("offload_idle") is not None:
         data["offload_idle"] = bool(opts["offload_idle"])
     if opts.get("init_on_gpu") and opts.get("init_load") not in (None, "gpu"):

@@ -92,7 +92,8 @@ def _memory_caption(e: Any) -> str:
         f"trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{kv_words(e)}; "
         "buffers: "
         "ZeRO-3 gathers and, beside an engine, the weights in flight while it is refitted "
-        "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer). "
+        "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer; under LoRA what the "
+        "trainer gathers first, --lora-gather). "
     )
     if d.ideal:
         return text + (

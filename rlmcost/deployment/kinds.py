@@ -134,3 +134,12 @@ class TrainerKernels(StrEnum):
     REALHF = "realhf"  # AReaL v0.3's ReaLModel: FA2, eager norms (perf.policy_worker), its rate
     LIGER = "liger"  # a Hugging Face trainer's layers under Liger's patch: fused RMSNorm, RoPE,
     # SwiGLU (placement.glu_kernel), its logits as --logits says (verl model.use_liger)
+
+
+class LoraGather(StrEnum):
+    """How a trainer gathers its weights when it refits an engine under LoRA
+    (:mod:`rlmcost.placement.lora_gather`)."""
+
+    ADAPTERS = "adapters"  # the adapters' tensors alone (FSDP2's DTensors, PEFT's state dict)
+    LAYERS = "layers"  # one FSDP unit's full parameters at a time (verl rollout.layered_summon)
+    MODEL = "model"  # the whole model's full parameters on every trainer GPU (verl on FSDP1)

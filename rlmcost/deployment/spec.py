@@ -51,6 +51,7 @@ from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import (
     GradReduce,
     LogitsMode,
+    LoraGather,
     Offload,
     RouterDtype,
     TrainerKernels,
@@ -213,6 +214,9 @@ class LoraSpec(Checked):
 
     rank: int = Field(ge=1, le=65536, description="r, the adapters' rank")
     targets: tuple[str, ...] = Field(default=LORA_ALL_LINEAR)
+    gather: LoraGather | None = Field(default=None, description="what the trainer gathers "
+        "to refit a colocated engine: adapters, layers (one FSDP unit at a time) or model "
+        "(every parameter at once); None: the framework's (placement.lora_gather)")  # fmt: skip
 
     @field_validator("targets", mode="before")
     @classmethod

@@ -55,9 +55,11 @@ def verl_lora(r: Reader, q: ImportedQuery, model: str, megatron: bool,
         _unread(r, q, block, f"{block}.rank is the Megatron workers' LoRA; verl's FSDP workers "
                 f"read {model}.lora_rank")  # fmt: skip
         rank = r.integer(f"{model}.lora_rank", 0, lo=0, hi=65536)
+        layered = r.flag("actor_rollout_ref.rollout.layered_summon", False)
         if rank:
             q.set("--lora-rank", rank)
             q.set("--lora-targets", ",".join(r.words(f"{model}.target_modules", "all-linear")))
+            _gather(r, q, layered)
         return
     if r.integer(f"{model}.lora_rank", 0, lo=0, hi=65536):
         q.note(f"{model}.lora_rank: verl's Megatron workers do not read it ({block}.rank sets "
@@ -90,6 +92,25 @@ def verl_lora(r: Reader, q: ImportedQuery, model: str, megatron: bool,
     elif kind == "vlm_lora":
         q.note(f"{block}.type vlm_lora: priced as the adapters on the language model's "
                "projections (a vision tower freeze_vision_model false trains is not)")
+
+
+def _gather(r: Reader, q: ImportedQuery, layered: bool) -> None:
+    """``--lora-gather`` as verl's FSDP worker collects the weights for its engine
+    (verl/utils/fsdp_utils.py ``collect_lora_params`` @b178a3cd; rlmcost.placement.lora_gather):
+    FSDP1 (``actor.strategy: fsdp``) summons the whole model, or one unit at a time under
+    ``rollout.layered_summon``; FSDP2 gathers the adapters alone."""
+    fsdp2 = r.text("actor_rollout_ref.actor.strategy", "fsdp", ("fsdp", "fsdp2")) == "fsdp2"
+    how = "adapters" if fsdp2 else "layers" if layered else "model"
+    q.set("--lora-gather", how)
+    q.note("LoRA refit: " + {
+        "adapters": "FSDP2 gathers the adapters' tensors alone (FSDP1's summon_full_params "
+                    "finds no unit to unshard)",
+        "layers": "layered_summon: FSDP1 unshards one unit at a time, the largest (a layer or "
+                  "the embedding) in the parameters' stored dtype beside the shard",
+        "model": "FSDP1 summon_full_params unshards the whole model on every GPU in its stored "
+                 "dtype beside the shard, before the engine wakes (rollout.layered_summon "
+                 "lowers it to one unit)",
+    }[how] + " (verl/utils/fsdp_utils.py collect_lora_params; --lora-gather " + how + ")")
 
 
 def _unread(r: Reader, q: ImportedQuery, block: str, why: str) -> None:

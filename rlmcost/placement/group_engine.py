@@ -19,6 +19,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_offload import GroupOffload
 from rlmcost.placement.inputs import device_capacity_bytes, engine_for
+from rlmcost.placement.lora_gather import gather_extra
 
 
 class GroupEngine(GroupOffload):
@@ -130,9 +131,12 @@ class GroupEngine(GroupOffload):
         NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
         pool and workspace it precedes. A Megatron engine is not refitted (it serves the
         trainer's weights, or reshards on the same ranks: :mod:`rlmcost.deployment.
-        megatron_engine`): nothing."""
+        megatron_engine`): nothing. Under LoRA a colocated trainer may first gather its
+        weights, before the engine wakes (:mod:`rlmcost.placement.lora_gather`): the larger of
+        the two."""
         if self.engine.kind is EngineKind.MEGATRON:
             return 0
+        gather = gather_extra(self, task, own, generating)
         arch = self.s.arch(task.role)
         d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
         widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))
@@ -143,7 +147,7 @@ class GroupEngine(GroupOffload):
         refit = refit_buffer_bytes(
             self.s.deployment.framework, largest, params(arch) * w, free
         )
-        return refit if not self.engine.sleep else max(0, refit - pooled)
+        return max(gather, refit if not self.engine.sleep else max(0, refit - pooled))
 
     def replicas(self, task: Task) -> int:
         layout = self.layouts[task.index]

@@ -56,6 +56,7 @@ _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "calibration": "--calibration", "rank_order": "--rank-order"}  # fmt: skip
 
 _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",
+                     "lora.gather": "--lora-gather",
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
                      "env_workers": "--env-workers",
                      "logits": "--logits", "init_load": "--init-load",
@@ -263,6 +264,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--engine", str(e.kind)]
     if d.lora is not None:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
+        if d.lora.gather is not None:
+            words += ["--lora-gather", str(d.lora.gather)]
     if d.offload_idle or _preset_sets(d.framework, "offload_idle"):  # NeMo RL's reference
         words.append("--offload-idle" if d.offload_idle else "--no-offload-idle")
     if d.init_load != "sharded" or _preset_sets(d.framework, "init_load"):

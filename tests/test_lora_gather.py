@@ -1,0 +1,96 @@
+"""What a colocated trainer gathers to refit its engine under LoRA (rlmcost.placement.lora_gather).
+
+Independent references: the parameter count of transformers' Qwen2ForCausalLM built from
+Qwen2.5-7B's config on the meta device (what FSDP1's ``summon_full_params`` unshards), and
+verl's own launch script for its 14B LoRA tuning example
+(examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh @b178a3cd), read by the importer
+as verl/utils/fsdp_utils.py ``collect_lora_params`` runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+SCRIPT = DATA / "verl_qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh"
+runner = CliRunner()
+QUERY = ["grpo", "-m", "qwen2.5-7b", "-H", "h100", "--gpus", "1", "-B", "8", "-K", "4",
+         "-S", "256", "-T", "512", "--framework", "verl", "--lora-rank", "32", "--param-dtype",
+         "fp32", "--zero", "3", "--offload", "params-idle,optimizer-idle",
+         "--gpu-memory-utilization", "0.25", "--rollout-tp", "1", "--json"]  # fmt: skip
+
+
+def _generation(*extra: str) -> dict:
+    res = runner.invoke(app, [*QUERY, *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout[res.stdout.index("{"):])["stages"]["generation"]
+
+
+def _params(**config: int) -> int:
+    """Parameters of transformers' Qwen2ForCausalLM of this config, built on the meta device."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with torch.device("meta"):
+        model = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(
+            vocab_size=152064, tie_word_embeddings=False, **config))  # fmt: skip
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_the_whole_model_against_one_unit_is_every_fp32_parameter_but_the_embedding() -> None:
+    params = _params(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                     num_attention_heads=28, num_key_value_heads=4)  # Qwen2.5-7B's config
+    assert params == 7_615_616_512  # source: transformers' model class
+    model, layers, adapters = (_generation("--lora-gather", how)
+                               for how in ("model", "layers", "adapters"))  # fmt: skip
+    buffers = [s["memory_breakdown_bytes"]["buffers"] for s in (model, layers, adapters)]
+    # fp32 parameters (--param-dtype fp32, as FSDP1 summons them); the largest unit of one
+    # layer at a time is the embedding, 152,064 x 3,584
+    assert buffers[0] - buffers[1] == 4 * (params - 152064 * 3584) == 28_282_476_544
+    assert buffers[2] == 0  # the adapters alone: nothing priced
+    assert model["binding_term"] == "buffers"
+    # verl's default (FSDP1 without layered_summon) is the whole model
+    default = _generation()
+    assert default["memory_bytes_per_device"] == model["memory_bytes_per_device"]
+
+
+def test_other_frameworks_gather_the_adapters() -> None:
+    trl = runner.invoke(app, [*QUERY[:QUERY.index("verl")], "trl",
+                              *QUERY[QUERY.index("verl") + 1:]])  # fmt: skip
+    assert trl.exit_code == 0, trl.output
+    out = json.loads(trl.stdout[trl.stdout.index("{"):])["stages"]["generation"]
+    # TRL's refit, one full tensor at a time: the largest, the embedding in bf16
+    assert out["memory_breakdown_bytes"]["buffers"] == 152064 * 3584 * 2
+
+
+def test_the_gather_needs_lora() -> None:
+    res = runner.invoke(app, [*QUERY[:QUERY.index("--lora-rank")], "--lora-gather", "model"])
+    assert res.exit_code != 0
+    assert "--lora-gather needs --lora-rank" in res.output and "Traceback" not in res.output
+
+
+def test_verls_tuning_script_imports_its_gather() -> None:
+    from verl_rows import import_verl_json
+
+    buffers = {}
+    for extra, how in (((), "layers"),  # the script's layered_summon=True
+                       (("actor_rollout_ref.rollout.layered_summon=False",), "model"),
+                       (("actor_rollout_ref.actor.strategy=fsdp2",), "adapters")):
+        out = import_verl_json(SCRIPT, *extra, hardware="h100")
+        argv = out["query"]["argv"]
+        assert argv[argv.index("--lora-gather") + 1] == how
+        assert out["run"]["deployment"]["lora"]["gather"] == how
+        assert any(n.startswith("LoRA refit:") for n in out["query"]["notes"])
+        stage = out["estimate"]["stages"]["generation"]
+        buffers[how] = stage["memory_breakdown_bytes"]["buffers"]
+    # Qwen2.5-14B's fp32 parameters but its largest unit (the embedding, 152,064 x 5,120),
+    # each GPU of the two holding them all: 14,770,033,664 from transformers' model class
+    assert buffers["model"] - buffers["layers"] == 4 * (_params(
+        hidden_size=5120, intermediate_size=13824, num_hidden_layers=48,
+        num_attention_heads=40, num_key_value_heads=8) - 152064 * 5120)  # fmt: skip
+    assert buffers["adapters"] < buffers["layers"] < buffers["model"]
