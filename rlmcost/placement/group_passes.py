@@ -110,8 +110,7 @@ def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     verl's dynamic batching (:mod:`rlmcost.placement.dynamic_bsz`: its micro-batch count and
     tokens on the heaviest rank, every mini-batch alike) or verl's PrefixGrouper rows
     (:mod:`rlmcost.placement.prefix_grouper`); None where none applies."""
-    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
-    rows = grouped_packed(g, task, steps)
+    rows = grouped_packed(g, task)
     if rows is not None:
         return rows
     padded = pp_padded(g, task)
@@ -120,6 +119,7 @@ def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     split = split_of(g, task, packing(g, task)[0], g.batch(task))
     if split is None:
         return None
+    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
     return split_packed(split, g.layouts[task.index].dp, steps, padded_width(g, task))
 
 

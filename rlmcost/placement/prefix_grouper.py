@@ -143,25 +143,42 @@ def check(train: TrainLayout, where: str) -> None:
         raise SpecError(f"--prefix-grouper ({where}): PrefixGrouper " + "; ".join(why))
 
 
+def _on(g: Any) -> bool:
+    """Some trainer or forward layout of group ``g``'s deployment sets ``prefix_grouper``, not
+    in the paper's ideal run: kept per group model (its tasks' merged layouts are looked up
+    only then; the group estimate's hot path pays a dict look-up)."""
+    kept = g.kept
+    if _ON not in kept:
+        dep = g.s.deployment
+        on = dep.train.prefix_grouper or (dep.forward is not None and dep.forward.prefix_grouper)
+        for own in dep.groups:
+            on = on or (own.train is not None and own.train.prefix_grouper) or (
+                own.forward is not None and own.forward.prefix_grouper)
+        kept[_ON] = on and not dep.ideal
+    return kept[_ON]
+
+
+_ON = ("prefix grouper on",)
+
+
 def check_task(g: Any, task: Task) -> None:
     """:func:`check` on the layout of a forward or update of the actor or the reference on
     group ``g``, at the group's set-up (its batch checks: ``GroupSizes.batch``), so an
     estimate meets it before any of its sizes."""
-    dep = g.s.deployment
-    if dep.ideal or task.role not in ROLES:
+    if not _on(g) or task.role not in ROLES:
         return
-    spec = kind_spec(dep, g.group.name, task.kind)
+    spec = kind_spec(g.s.deployment, g.group.name, task.kind)
     if spec is not None:
         check(spec, f"group {g.group.name}")
 
 
 def grouped(g: Any, task: Task) -> Rows | None:
     """The task's :class:`Rows` where PrefixGrouper runs it (a forward or update of the actor
-    or the reference whose layout sets ``prefix_grouper``; not in the paper's ideal run),
-    else None; kept per query."""
-    dep = g.s.deployment
-    if dep.ideal or task.role not in ROLES:
+    or the reference whose layout sets ``prefix_grouper``; called where :func:`_on`), else
+    None; kept per query."""
+    if task.role not in ROLES:
         return None
+    dep = g.s.deployment
     spec = kind_spec(dep, g.group.name, task.kind)
     if spec is None or not spec.prefix_grouper:
         return None
@@ -175,13 +192,14 @@ def grouped(g: Any, task: Task) -> Rows | None:
                                                layout.micro_batch, group))  # fmt: skip
 
 
-def grouped_packed(g: Any, task: Task, steps: int) -> tuple[Packed, int] | None:
-    """The packed equivalent of the task's grouped rows on every rank over ``steps`` optimizer
+def grouped_packed(g: Any, task: Task) -> tuple[Packed, int] | None:
+    """The packed equivalent of the task's grouped rows on every rank over its optimizer
     steps (one for a forward), and its sequences per micro-batch
     (:func:`~rlmcost.placement.dynamic_bsz.equivalent_packed`); None where it does not apply."""
-    r = grouped(g, task)
+    r = grouped(g, task) if _on(g) else None
     if r is None:
         return None
+    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
     prompt = g.seq_len(task) - g.longest(task)
     return equivalent_packed(r.rows * r.width, pairs_of(r, prompt), r.micro_batches,
                              g.layouts[task.index].dp, steps)  # fmt: skip
@@ -199,7 +217,7 @@ def spared_work(g: Any, task: Task, arch: Arch) -> int:
       response's keys, which a row's prompt, run without its responses, never meets: S t pairs
       a sequence, at one pair's FLOPs (W's second difference in t, halved). ``causal``
       counting has no such pairs (the prompt's and the response's pairs telescope)."""
-    r = grouped(g, task)
+    r = grouped(g, task) if _on(g) else None
     if r is None:
         return 0
     layout = g.layouts[task.index]
@@ -217,7 +235,7 @@ def spared_work(g: Any, task: Task, arch: Arch) -> int:
 def memory_rows(g: Any, task: Task) -> tuple[Layout, int] | None:
     """The layout and sequence length of the task's fullest grouped micro-batch (its rows at
     the width) for its memory; None where PrefixGrouper does not run it."""
-    r = grouped(g, task)
+    r = grouped(g, task) if _on(g) else None
     if r is None:
         return None
     return g.layouts[task.index].with_(micro_batch=r.most), r.width
