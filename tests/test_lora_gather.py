@@ -59,19 +59,63 @@ def test_the_whole_model_against_one_unit_is_every_fp32_parameter_but_the_embedd
     assert default["memory_bytes_per_device"] == model["memory_bytes_per_device"]
 
 
+def _framework(name: str, *extra: str) -> dict:
+    """QUERY under framework ``name`` with its bf16 trainer and no offload (verl's), ``extra``
+    over its ZeRO stage."""
+    query = [*QUERY]
+    del query[query.index("--offload"):query.index("--offload") + 2]
+    query[query.index("verl")] = name
+    query[query.index("--param-dtype") + 1] = "bf16"
+    if "--zero" in extra:
+        query[query.index("--zero") + 1] = extra[extra.index("--zero") + 1]
+        extra = tuple(w for i, w in enumerate(extra)
+                      if "--zero" not in extra[max(0, i - 1):i + 1])  # fmt: skip
+    res = runner.invoke(app, [*query, *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout[res.stdout.index("{"):])["stages"]["generation"]
+
+
+def test_trl_gathers_a_peft_model_whole_under_zero_3_after_waking_the_weights() -> None:
+    params = _params(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                     num_attention_heads=28, num_key_value_heads=4)
+    whole = _framework("trl", "--lora-gather", "model")
+    default = _framework("trl")
+    assert default == whole  # TRL's default at ZeRO-3 (DeepSpeed): the whole model
+    one = _framework("trl", "--lora-gather", "adapters")
+    # TRL's refit otherwise, one full tensor at a time: the largest, the embedding in bf16
+    assert one["memory_breakdown_bytes"]["buffers"] == 152064 * 3584 * 2
+    # TRL's engine does not sleep by default (vllm_enable_sleep_mode false): the whole model
+    # in bf16 on top of everything, exactly 2 B x transformers' parameter count
+    assert whole["memory_breakdown_bytes"]["buffers"] == 2 * params
+    slept = _framework("trl", "--sleep")  # the weights woken first, the pool not yet
+    assert 0 < slept["memory_breakdown_bytes"]["buffers"] < 2 * params
+
+
+def test_below_zero_3_nothing_is_gathered() -> None:
+    for how in ("model", "adapters"):  # the parameters are whole on every GPU already
+        a = _framework("trl", "--zero", "2", "--lora-gather", how)
+        assert a["memory_breakdown_bytes"]["buffers"] == 152064 * 3584 * 2  # its refit alone
+
+
 def test_other_frameworks_gather_the_adapters() -> None:
-    trl = runner.invoke(app, [*QUERY[:QUERY.index("verl")], "trl",
-                              *QUERY[QUERY.index("verl") + 1:]])  # fmt: skip
-    assert trl.exit_code == 0, trl.output
-    out = json.loads(trl.stdout[trl.stdout.index("{"):])["stages"]["generation"]
-    # TRL's refit, one full tensor at a time: the largest, the embedding in bf16
-    assert out["memory_breakdown_bytes"]["buffers"] == 152064 * 3584 * 2
+    out = _framework("openrlhf")
+    assert out["memory_breakdown_bytes"]["buffers"] <= 152064 * 3584 * 2
 
 
 def test_the_gather_needs_lora() -> None:
     res = runner.invoke(app, [*QUERY[:QUERY.index("--lora-rank")], "--lora-gather", "model"])
     assert res.exit_code != 0
     assert "--lora-gather needs --lora-rank" in res.output and "Traceback" not in res.output
+
+
+def test_trls_import_reads_its_zero_3_backend() -> None:
+    from rlmcost.frameworks.trl import import_trl
+
+    config, accelerate = DATA / "trl_grpo.yaml", DATA / "trl_accelerate_zero3.yaml"
+    q = import_trl(config, ["use_peft=true"], accelerate)
+    assert q.argv()[q.argv().index("--lora-gather") + 1] == "model"
+    assert any("PEFT under ZeRO-3" in n for n in q.notes)
+    assert "--lora-gather" not in import_trl(config, [], accelerate).argv()
 
 
 def test_verls_tuning_script_imports_its_gather() -> None:

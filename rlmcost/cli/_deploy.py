@@ -364,8 +364,9 @@ def deployment_options() -> dict[str, Any]:
         "lora_gather": (Annotated[LoraGather | None, typer.Option(
             help="What a colocated trainer gathers to refit its engine under LoRA: adapters, "
             "layers (one FSDP unit at a time: verl rollout.layered_summon) or model (every "
-            "parameter, unsharded, on each GPU: verl on FSDP1); default: --framework's "
-            "(verl: model; others: adapters).", rich_help_panel=p)], None),  # fmt: skip
+            "parameter, unsharded, on each GPU: verl on FSDP1, TRL on DeepSpeed ZeRO-3); "
+            "default: --framework's (verl, TRL: model; others: adapters).",
+            rich_help_panel=p)], None),  # fmt: skip
         **engine_options(p),
         **rl_pipeline_options(p),
         **moe_capacity_options(p), **mtp_options(p), **fp8_options(p), **logits_options(p),

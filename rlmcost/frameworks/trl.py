@@ -119,6 +119,11 @@ def import_trl_rules(
         targets = r.words("lora_target_modules", None)
         if targets:
             q.set("--lora-targets", ",".join(targets))
+        if zero == "3":  # trl/generation/vllm_generation.py sync_weights (placement.lora_gather)
+            q.set("--lora-gather", "model" if deepspeed else "layers")
+            q.note("PEFT under ZeRO-3: TRL gathers " + ("the whole model at once (DeepSpeed)"
+                   if deepspeed else "module by module (FSDP1)") + " to merge the adapters "
+                   "before each refit (vllm_generation.py sync_weights; --lora-gather)")
     beta = r.number("beta", 0.04 if v.before(BETA_ZERO) else 0.0)
     if not r.has("beta") and v.before(BETA_ZERO):
         _rule(q, rules, f"beta 0.04 (a reference model): GRPOConfig's default in {v.label}, "

@@ -136,7 +136,7 @@ class GroupEngine(GroupOffload):
         the two."""
         if self.engine.kind is EngineKind.MEGATRON:
             return 0
-        gather = gather_extra(self, task, own, generating)
+        gather = gather_extra(self, task, own)
         arch = self.s.arch(task.role)
         d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
         widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))

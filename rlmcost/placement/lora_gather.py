@@ -20,12 +20,21 @@ LoRA the collection is:
   returns the LoRA DTensors, each ``full_tensor()`` on its own; other frameworks): nothing
   priced.
 
-rlmcost prices the gather's bytes on a group that trains the model it generates with (the
-colocated hybrid engine), at the moment above: what stays on the device through generation,
-plus the parameter shard loaded back where it waits in host memory between phases, plus the
-gathered bytes, less the sleeping engine's weights and pool (not yet woken). The gather's time
+TRL (trl/generation/vllm_generation.py ``sync_weights`` @f2cd5771) gathers a PEFT model whole
+under DeepSpeed ZeRO-3 (``gather_params(list(model.parameters()))``: "we must gather the full
+model at once before merging") after waking the colocated engine's weights
+(``wake_up(tags=["weights"])``) and before its KV cache (``generate``): ``model``; under FSDP1
+module by module (``_sync_fsdp1_params_to_vllm``, ``summon_full_params(recurse=False)``):
+``layers``; FSDP2 one tensor at a time (its refit buffer).
+
+rlmcost prices the gather's bytes under ZeRO-3 (below it every GPU holds whole parameters
+already) on a group that trains the model it generates with (the colocated engine), at the
+moment above: what stays on the device through generation, plus the parameter shard loaded
+back where it waits in host memory between phases, plus the gathered bytes, less the sleeping
+engine (verl: its weights and pool; TRL: its pool, the weights woken first). The gather's time
 (an all-gather of those bytes inside the node, about 0.15 s for a 14B model's fp32 parameters
-on two H100) is not priced.
+on two H100) is not priced; nor is a gather on a trainer whose engine runs elsewhere (TRL's
+server mode), which no generation peak holds.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import LoraGather
 from rlmcost.parallel.breakdown import stage_params
-from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import stages
 
 if TYPE_CHECKING:
@@ -43,10 +52,14 @@ if TYPE_CHECKING:
     from rlmcost.parallel.breakdown import MemoryBreakdown
     from rlmcost.placement.device_groups import Task
 
-DEFAULTS = {"verl": LoraGather.MODEL}
+DEFAULTS = {"verl": LoraGather.MODEL, "trl": LoraGather.MODEL}
 """A framework's gather where ``LoraSpec.gather`` is not given: verl's default worker is FSDP1
 (``actor.strategy: fsdp``) without ``rollout.layered_summon`` (verl/trainer/config/
-ppo_trainer.yaml @b178a3cd); every other framework: ``adapters``."""
+ppo_trainer.yaml @b178a3cd); TRL's ZeRO-3 is DeepSpeed's; every other framework:
+``adapters``."""
+
+WEIGHTS_FIRST = frozenset({"trl"})
+"""Frameworks that wake a sleeping engine's weights before they gather (module docstring)."""
 
 
 def lora_gather(dep: Deployment) -> LoraGather:
@@ -68,8 +81,8 @@ def gathered_bytes(g: Any, task: Task) -> int:
     if how is LoraGather.ADAPTERS:
         return 0
     train = g.trains_here(task.role)
-    if train is None:
-        return 0
+    if train is None or g.layouts[train.index].zero is not ZeroStage.OS_G_P:
+        return 0  # below ZeRO-3 the parameters are whole on every GPU already
     arch = g.s.arch(task.role)
     width = g.workload(train).stored_dtype.bytes
     if how is LoraGather.MODEL:
@@ -78,15 +91,16 @@ def gathered_bytes(g: Any, task: Task) -> int:
     return stage_params(arch, whole, stages(arch, whole)[0]).largest_unit * width
 
 
-def gather_extra(g: Any, task: Task, own: MemoryBreakdown, generating: int) -> int:
-    """What the gather adds to the generation peak of ``generating`` bytes per device (``own``:
-    the engine's own bytes): the gathered bytes and the parameter shard loaded back for them,
-    less the sleeping engine's weights and pool, beyond the peak; 0 where nothing is
-    gathered."""
+def gather_extra(g: Any, task: Task, own: MemoryBreakdown) -> int:
+    """What the gather adds to the generation peak (``own``: the engine's own bytes): the
+    gathered bytes and the parameter shard loaded back for them, less the sleeping engine's
+    parts not yet woken; 0 where nothing is gathered or that is not more."""
     gathered = gathered_bytes(g, task)
     if not gathered:
         return 0
     away = g.phase_offloaded(task.role, task)
     loaded = away[0] if away is not None else 0
     asleep = own.total if g.engine.sleep else 0
+    if asleep and str(g.s.deployment.framework or "").lower() in WEIGHTS_FIRST:
+        asleep -= g.engine_weights
     return max(0, loaded + gathered - asleep)
