@@ -91,6 +91,29 @@ def test_trl_gathers_a_peft_model_whole_under_zero_3_after_waking_the_weights() 
     assert 0 < slept["memory_breakdown_bytes"]["buffers"] < 2 * params
 
 
+def test_trls_server_mode_gathers_on_the_trainers_after_the_update() -> None:
+    params = _params(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                     num_attention_heads=28, num_key_value_heads=4)
+    apart = ["--gpus", "3", "--placement", "hybrid", "--groups", "rollout=1,actor=2"]
+    query = [*QUERY]
+    del query[query.index("--offload"):query.index("--offload") + 2]
+    query[query.index("verl")] = "trl"
+    query[query.index("--param-dtype") + 1] = "bf16"
+    del query[query.index("--gpus"):query.index("--gpus") + 2]
+    stages = []
+    for how in ("model", "adapters"):
+        res = runner.invoke(app, [*query, *apart, "--lora-gather", how])
+        assert res.exit_code == 0, res.output
+        stages.append(json.loads(res.stdout[res.stdout.index("{"):])["stages"])
+    whole, one = (s["training"] for s in stages)
+    # after the update every trainer GPU holds its bf16 shard and the whole bf16 model
+    assert whole["memory_bytes_per_device"] >= 2 * params + 2 * params // 2
+    assert one["memory_bytes_per_device"] < 2 * params + 2 * params // 2  # its update's peak
+    assert whole["binding_term"] == "buffers"
+    # the engine's GPU gathers nothing: the generation stage is the same
+    assert stages[0]["generation"] == stages[1]["generation"]
+
+
 def test_below_zero_3_nothing_is_gathered() -> None:
     for how in ("model", "adapters"):  # the parameters are whole on every GPU already
         a = _framework("trl", "--zero", "2", "--lora-gather", how)

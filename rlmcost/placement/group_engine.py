@@ -19,7 +19,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_offload import GroupOffload
 from rlmcost.placement.inputs import device_capacity_bytes, engine_for
-from rlmcost.placement.lora_gather import gather_extra
+from rlmcost.placement.lora_gather import apart_extra, gather_extra
 
 
 class GroupEngine(GroupOffload):
@@ -133,7 +133,10 @@ class GroupEngine(GroupOffload):
         trainer's weights, or reshards on the same ranks: :mod:`rlmcost.deployment.
         megatron_engine`): nothing. Under LoRA a colocated trainer may first gather its
         weights, before the engine wakes (:mod:`rlmcost.placement.lora_gather`): the larger of
-        the two."""
+        the two. Any other task: what a gather for engines on other GPUs adds to its peak
+        (:func:`~rlmcost.placement.lora_gather.apart_extra`; 0 for most)."""
+        if task is not self.engine_task:
+            return apart_extra(self, task, generating)
         if self.engine.kind is EngineKind.MEGATRON:
             return 0
         gather = gather_extra(self, task, own)

@@ -228,7 +228,7 @@ class GroupMemory(GroupEngine):
             terms[_ENGINE] = pool = self.reservation
         elif engine is task:
             pool = own.total
-            terms[_BUFFERS] += self.refit_extra(task, own, sum(terms))
+        terms[_BUFFERS] += self.refit_extra(task, own, sum(terms))  # its own tasks' (or 0)
         workspace, gathered = workspace_bytes(self, task, own)  # workspace: no allocator slack
         terms[_ENGINE] += workspace + gathered
         pool += workspace

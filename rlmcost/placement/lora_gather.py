@@ -33,14 +33,16 @@ moment above: what stays on the device through generation, plus the parameter sh
 back where it waits in host memory between phases, plus the gathered bytes, less the sleeping
 engine (verl: its weights and pool; TRL: its pool, the weights woken first). The gather's time
 (an all-gather of those bytes inside the node, about 0.15 s for a 14B model's fp32 parameters
-on two H100) is not priced; nor is a gather on a trainer whose engine runs elsewhere (TRL's
-server mode), which no generation peak holds.
+on two H100) is not priced. A trainer whose engine runs on other GPUs (TRL's server mode)
+gathers after its update: its states, the other models beside it and the gathered bytes, a
+peak of the training job where that is more (:func:`apart_extra`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import LoraGather
 from rlmcost.parallel.breakdown import stage_params
@@ -60,6 +62,11 @@ ppo_trainer.yaml @b178a3cd); TRL's ZeRO-3 is DeepSpeed's; every other framework:
 
 WEIGHTS_FIRST = frozenset({"trl"})
 """Frameworks that wake a sleeping engine's weights before they gather (module docstring)."""
+
+GATHERS_APART = frozenset({"trl"})
+"""Frameworks that gather the same way for engines on other GPUs: TRL's ``sync_weights`` runs
+the gather on every training process in server mode too, rank 0 then pushing each merged
+tensor to the server (``vllm_client.update_named_param``)."""
 
 
 def lora_gather(dep: Deployment) -> LoraGather:
@@ -104,3 +111,23 @@ def gather_extra(g: Any, task: Task, own: MemoryBreakdown) -> int:
     if asleep and str(g.s.deployment.framework or "").lower() in WEIGHTS_FIRST:
         asleep -= g.engine_weights
     return max(0, loaded + gathered - asleep)
+
+
+def apart_extra(g: Any, task: Task, peak: int) -> int:
+    """What a gather for engines on other GPUs adds to the peak of ``peak`` bytes per device of
+    training ``task`` on group ``g`` (a framework of :data:`GATHERS_APART`, the model generated
+    on no GPU of ``g``): after the update, the model's states (as ``GroupMemory.states``) and
+    the other models' beside it (the same task's), plus the gathered bytes; 0 for any other
+    task, or where that is not more."""
+    if task.kind is not Kind.TRAIN or str(g.s.deployment.framework or "").lower() not in \
+            GATHERS_APART:
+        return 0
+    generated = [t for t in g.s.tasks if t.kind is Kind.GENERATE and t.role is task.role]
+    if not generated or any(t.group == g.group.name for t in generated):
+        return 0  # nothing to refit, or the generation peak holds it (gather_extra)
+    gathered = gathered_bytes(g, task)
+    if not gathered:
+        return 0
+    rest = g._beside(task)[2]
+    return max(0, sum(g.states(task.role)) + rest[0] + rest[1] + rest[2] + gathered - peak)
+
