@@ -76,6 +76,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "moe_permute_fusion": st.booleans(),  # perf.moe_permute
     "padded": st.booleans(),
     "prefix_grouper": st.booleans(),  # placement.prefix_grouper (refused off padded layouts)
+    "activation_offload": st.booleans(),  # parallel.act_offload
     "pp_split": st.sampled_from([None, {"embedding_slot": True, "loss_slot": True}]),
     "pp_overlap_p2p": st.sampled_from([None, True, False]),
     "recompute_early_stop": st.sampled_from([None, True, False]),  # perf.ckpt_early_stop
@@ -589,7 +590,7 @@ def test_forwards_keyed_on_the_trainers_permute_fusion() -> None:
 LAYOUT_FIELDS = {"tp": [1, 2], "zero": ["0", "3"], "ckpt": ["none", "full"],
                  "micro_batch": [1, 2], "max_tokens_per_gpu": [None, 4096],
                  "packing": [False, True], "padded": [False, True],
-                 "prefix_grouper": [False, True],
+                 "prefix_grouper": [False, True], "activation_offload": [False, True],
                  "offload": [[], ["optimizer"]], "pp_overlap_p2p": [None, False],
                  "recompute_early_stop": [None, False], "module_ckpt": [None, False],
                  "swiglu_fusion": [None, True]}  # fmt: skip

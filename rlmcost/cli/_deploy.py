@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.choices import EpDispatcher
+from rlmcost.cli._batching_options import batching_options
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.cli._fp8 import FP8_OPTIONS, fp8_options
@@ -45,7 +46,8 @@ DEPLOYMENT_OPTIONS = (
     "deployment_file",
     "micro_batch", "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu", "forward_micro_batch",
-    "packing", "fused_loss", "padded", "prefix_grouper", "router_dtype", "ep_dispatcher",
+    "packing", "fused_loss", "padded", "prefix_grouper", "activation_offload", "router_dtype",
+    "ep_dispatcher",
     "moe_permute_fusion",
     "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
@@ -150,24 +152,7 @@ def deployment_options() -> dict[str, Any]:
             help="Sequences per micro-batch of the forwards (NeMo RL logprob_batch_size, verl "
             "log_prob_micro_batch_size_per_gpu). " + framework_default("the trainer's"), min=1,
             rich_help_panel=p)], None),  # fmt: skip
-        "packing": (Annotated[bool | None, typer.Option(
-            "--packing/--no-packing", help="Sequence packing: a micro-batch holds --micro-batch "
-            "x (prompt + response) tokens of packed sequences (NeMo RL sequence_packing; "
-            "default: --framework's).", rich_help_panel=p)], None),  # fmt: skip
-        "fused_loss": (Annotated[bool | None, typer.Option(
-            "--fused-loss/--no-fused-loss", help="Under --packing, the loss runs once per "
-            "packed micro-batch (NeMo RL sequence_packing.fuse_loss; its default: once per "
-            "sequence). " + framework_default("once per sequence"), rich_help_panel=p)],
-            None),  # fmt: skip
-        "padded": (Annotated[bool | None, typer.Option(
-            "--padded/--no-padded", help="Each sequence padded to the batch's width (prompt + "
-            "longest response) in training and forwards (verl without use_remove_padding); "
-            "default: unpadded.", rich_help_panel=p)], None),  # fmt: skip
-        "prefix_grouper": (Annotated[bool | None, typer.Option(
-            "--prefix-grouper/--no-prefix-grouper", help="The actor's and reference's passes "
-            "compute a group's prompt once: one row per group of a micro-batch, the prompt "
-            "then its responses (verl actor.use_prefix_grouper; needs --padded, no token "
-            "budget, --cp 1, --tp 1, --pp 1).", rich_help_panel=p)], None),  # fmt: skip
+        **batching_options(p),  # packing, padding, PrefixGrouper, activation offload
         "router_dtype": (Annotated[RouterDtype | None, typer.Option(
             help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 casts "
             "(Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "

@@ -137,7 +137,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
             data["forward"]["packing"] = opts["packing"]
     if opts.get("fused_loss") is not None:
         train["fused_loss"] = opts["fused_loss"]
-    for key in ("padded", "prefix_grouper"):
+    for key in ("padded", "prefix_grouper", "activation_offload"):
         if opts.get(key) is not None:
             train[key] = opts[key]
     if opts.get("router_dtype") is not None:

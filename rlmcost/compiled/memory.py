@@ -36,6 +36,7 @@ from rlmcost.compiled.runtime import ceil_div
 from rlmcost.memo import memoized
 from rlmcost.parallel import breakdown as bd
 from rlmcost.parallel import framework_memory as fm
+from rlmcost.parallel.act_offload import OFFLOAD_MIN_LAYERS, offload_kept
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share, stage_params
 from rlmcost.parallel.kv_shared import shared_kv_per_sequence
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
@@ -301,6 +302,8 @@ def memory_per_stage(
             n_full = full_layers_of(a, n_dense + n_moe) if full_saved else 0
             if n_full:  # in proportion, as parallel.memory
                 kept += n_full * (full_saved[bool(n_moe)][0] - saved[bool(n_moe)])
+            if layout.act_offload and n_dense + n_moe >= OFFLOAD_MIN_LAYERS and not sac:
+                kept = sum(saved[m] for m in offload_kept(n_dense, n_moe))  # parallel.act_offload
             in_flight = in_flight_layer_microbatches(
                 layout.schedule, s, layout.pp, n_mb, layout.virtual_stages
             )

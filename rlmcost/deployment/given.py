@@ -30,7 +30,8 @@ def _given_only(value: BaseModel | None, handler: SerializerFunctionWrapHandler)
     return {k: v for k, v in out.items() if k in given}
 
 
-PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "prefix_grouper", "fused_loss",
+PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "prefix_grouper", "activation_offload",
+               "fused_loss",
                "router_dtype",
                "ep_dispatcher", "moe_permute_fusion", "kernels",
                "recompute_early_stop", "module_ckpt", "disable_dropout")  # fmt: skip

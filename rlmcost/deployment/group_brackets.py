@@ -59,6 +59,7 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
 
 TRAIN_KEYS = {"max-tokens-per-gpu": "max_tokens_per_gpu", "packing": "packing",
               "padded": "padded", "prefix-grouper": "prefix_grouper",
+              "activation-offload": "activation_offload",
               "fused-loss": "fused_loss", "router-dtype": "router_dtype",
               "ep-dispatcher": "ep_dispatcher", "kernels": "kernels",
               "moe-permute-fusion": "moe_permute_fusion",
@@ -78,6 +79,7 @@ ALIASES = {"kind": "engine", "gpu-memory-utilization": "gmu", "enforce-eager": "
 """Other spellings of a key: the CLI flag's full name, the field's name."""
 
 _BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "prefix_grouper",
+            "activation_offload",
             "fused_loss",
             "moe_permute_fusion", "moe_pad_to_capacity")  # fmt: skip
 _WHOLE = ("max_num_seqs", "max_num_batched_tokens", "context_length", "sequences_per_call",

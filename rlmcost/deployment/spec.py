@@ -113,6 +113,9 @@ class TrainLayout(Checked):
     padded: bool = Field(default=False, description="each sequence padded to the batch's "
         "width (prompt + longest response) in training and forwards: verl's FSDP workers "
         "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
+    activation_offload: bool = Field(default=False, description="an update's saved "
+        "activations to host memory but its last two layers' (verl model.enable_activation_"
+        "offload; rlmcost.parallel.act_offload)")  # fmt: skip
     prefix_grouper: bool = Field(default=False, description="the actor's and reference's "
         "passes compute a group's prompt once, one row per group (verl actor."
         "use_prefix_grouper; needs padded: rlmcost.placement.prefix_grouper)")  # fmt: skip

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "moe_permute_fusion", "kernels",
                 "pp_overlap_p2p", "grad_reduce_dtype", "recompute_early_stop",
-                "module_ckpt", "disable_dropout", "swiglu_fusion", "fp8", "fp8_param")  # fmt: skip
+                "module_ckpt", "disable_dropout", "swiglu_fusion", "fp8", "fp8_param",
+                "activation_offload")  # fmt: skip
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

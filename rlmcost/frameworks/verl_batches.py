@@ -105,6 +105,7 @@ def padding(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) 
     given = r.has(f"{MODEL}.use_remove_padding")
     rmpad = r.flag(f"{MODEL}.use_remove_padding", default)
     grouper = prefix_grouper(r, q, strategy, rmpad)
+    activation_offload(r, q, strategy)
     if strategy == "megatron":
         return
     if rmpad:
@@ -179,3 +180,27 @@ def group_of_one(r: Reader, q: ImportedQuery) -> None:
     q.note(f"{ROLLOUT}.n=1 with adv_estimator {est}: {what}; priced as {q.algorithm}'s "
            "invocations at --group 1, which rlmcost takes under --framework verl (the "
            "invocations do not depend on the baseline)")
+
+
+def activation_offload(r: Reader, q: ImportedQuery, strategy: str) -> None:
+    """``model.enable_activation_offload``: verl's FSDP workers offload the update's saved
+    activations layer by layer (verl/workers/fsdp_workers.py ``enable_activation_offloading``
+    @b178a3cd, the actor's and, from ``critic.model``, the critic's): ``--activation-offload``;
+    the Megatron workers do not read it. rlmcost gives the actor and critic one trainer layout,
+    so a critic that differs is said in a note."""
+    actor = r.flag(f"{MODEL}.enable_activation_offload", False)
+    critic = r.flag("critic.model.enable_activation_offload", False)
+    if strategy == "megatron":
+        if actor or critic:
+            q.note("enable_activation_offload: read by verl's FSDP workers only; not priced")
+        return
+    if actor:
+        q.set("--activation-offload")
+        q.note("enable_activation_offload: each update's saved activations go to pinned host "
+               "memory layer by layer and come back for the backward, two layers' on the GPU "
+               "(verl/utils/activation_offload.py; --activation-offload: rlmcost.parallel."
+               "act_offload, the copies beyond the compute rlmcost.perf.act_offload)")
+    if critic != actor and q.algorithm in ("ppo", "vapo"):
+        q.note(f"critic.model.enable_activation_offload {critic}: rlmcost gives the critic the "
+               f"actor's trainer layout ({actor})")
+

@@ -86,6 +86,7 @@ class Layout:
     loss_compiled: bool = False  # that loss under torch.compile (torchtitan's with compile)
     pp_fsdp_gathered: bool = False  # FSDP2 in torch's pipelining: stage gathered, grads fp32
     pp_stage_buffers: bool = False  # torch's PipelineStage: per-micro-batch outputs, buffers
+    act_offload: bool = False  # saved activations to host but the last two layers' (verl's)
 
     @property
     def n_gpus(self) -> int:

@@ -73,6 +73,7 @@ from rlmcost.arch import Arch
 from rlmcost.blocks.params import params_ffn_free_delta, params_full_attention_delta
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.parallel.act_offload import OFFLOAD_MIN_LAYERS, offload_kept
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import (
     DataShare,
@@ -194,6 +195,10 @@ def _activation_bytes_train(
 
     sac = op_sac_of_arch(arch, tp, sp_on, dtype.bytes) if op_sac else Fraction(0)
     kept = sac * stage.layers if op_sac else per_token(ckpt)
+    if layout.act_offload and stage.layers >= OFFLOAD_MIN_LAYERS and not op_sac:
+        kept = _fraction(sum(saved_bytes_per_token_layer(arch, tp, sp_on, ckpt, moe, dtype,
+                                                         fused_glu)
+                             for moe in offload_kept(stage.dense_layers, stage.moe_layers)))
     head_kept = Fraction(0)
     if stage.last:  # the final norm's input (and the head's, under torchtitan's loss)
         head_kept = Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)

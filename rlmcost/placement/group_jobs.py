@@ -49,6 +49,7 @@ from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import host_options
 from rlmcost.perf.generation import CHUNK_TOKENS, Engine, EngineOptions
+from rlmcost.placement.act_offload_job import activation_offload_s
 from rlmcost.placement.admission import in_arrival
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.engine_budget import RUNNING, batched_tokens, cap_source, running_cap
@@ -167,7 +168,9 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     realhf_s = realhf_task_floor_s(g, task)  # AReaL's trainer at its measured rate
     loss_s = steps * packed_loss_s_of(g, task, step.micro_batches)  # NeMo RL, per sequence
     pageable_s = g.pageable_offload_s(task)  # NeMo RL's optimizer through pageable memory
-    model_s = max(steps * step.step_s + loss_s, floor_s, realhf_s) + host_s + cpu_s + pageable_s
+    act_s = activation_offload_s(g, task, step, per_step, steps)  # verl's activation offload
+    model_s = max(steps * step.step_s + loss_s, floor_s, realhf_s) + host_s + cpu_s + \
+        pageable_s + act_s  # fmt: skip
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -175,7 +178,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
         "bubble_s": steps * step.bubble_s,
         "optimizer_s": steps * step.optimizer_s,
         "offload_s": float(host_s),
-        "pageable_offload_s": pageable_s,
+        "pageable_offload_s": pageable_s, "activation_offload_s": act_s,
         "cpu_adam_s": float(cpu_s),
         "dschat_achieved_rate_s": floor_s, "realhf_achieved_rate_s": realhf_s,
         "logprob_head_s": steps * train_head_s(g, task, per_step),

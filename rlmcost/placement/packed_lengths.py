@@ -32,6 +32,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.device_groups import Task
@@ -41,6 +42,18 @@ from rlmcost.placement.prefix_grouper import memory_rows
 
 
 def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
+    """:func:`_memory_inputs`, an update's layout marked where its trainer offloads the saved
+    activations (``TrainLayout.activation_offload``: :mod:`rlmcost.parallel.act_offload`;
+    the forwards save none)."""
+    layout, seq = _memory_inputs(g, task, sequences)
+    if task.kind is Kind.TRAIN and not g.s.deployment.ideal:
+        spec = kind_spec(g.s.deployment, g.group.name, task.kind)
+        if spec is not None and spec.activation_offload:
+            layout = layout.with_(act_offload=True)
+    return layout, seq
+
+
+def _memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     """The layout and sequence length a group ``g`` (a ``GroupTasks``) prices ``task``'s own
     memory with: the task's, or under a framework that packs the sequences' own lengths
     (``Behaviour.budget_packs_lengths``) a forward's or update's largest micro-batch as its

@@ -93,7 +93,8 @@ def _early_stop(deployment: Deployment, beh: Behaviour | None, hf: bool) -> bool
     """Whether full recomputation stops early (:mod:`rlmcost.perf.ckpt_early_stop`): the run's
     ``TrainLayout.recompute_early_stop`` where given, else the framework's Hugging Face trainer
     (``Behaviour.hf_ckpt_early_stop``) unless it forces a reentrant checkpoint
-    (:func:`peft_zero3_reentrant`); on where a trainer layout is given ``module_ckpt``
+    (:func:`peft_zero3_reentrant`, verl's activation offload); on where a trainer layout is
+    given ``module_ckpt``
     (NeMo RL's v1 worker wraps its modules in torch's non-reentrant ``checkpoint_wrapper``).
     Given true where no trainer layout recomputes in full, it is an error (it would change
     nothing)."""
@@ -108,8 +109,8 @@ def _early_stop(deployment: Deployment, beh: Behaviour | None, hf: bool) -> bool
         return given
     if any(lay.module_ckpt for lay in layouts):
         return True
-    return hf and beh is not None and beh.hf_ckpt_early_stop and \
-        not peft_zero3_reentrant(deployment, beh)  # fmt: skip
+    return hf and beh is not None and beh.hf_ckpt_early_stop and not deployment.train.\
+        activation_offload and not peft_zero3_reentrant(deployment, beh)  # parallel.act_offload
 
 
 def module_ckpt_on(deployment: Deployment, train: TrainLayout) -> bool:

@@ -213,6 +213,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--padded")
     if t.prefix_grouper:
         words.append("--prefix-grouper")
+    if t.activation_offload:
+        words.append("--activation-offload")
     if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
         words += ["--router-dtype", str(t.router_dtype)]
     if t.ep_dispatcher != "alltoall":

@@ -1,0 +1,32 @@
+"""An update's activation-offload copies on its group (:mod:`rlmcost.perf.act_offload`): the
+bytes of each micro-batch its layout sends to host memory and back, at the host link's rate,
+beyond the compute they hide behind (job part ``activation_offload_s``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.perf.act_offload import exposed_s, offloaded_bytes
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.glu_kernel import fused_glu
+from rlmcost.placement.group_train import kind_spec
+
+
+def activation_offload_s(g: Any, task: Task, step: Any, per_step: Any, steps: int) -> float:
+    """Exposed seconds of the copies of training ``task`` on group ``g`` (a ``GroupModel``) over
+    its ``steps`` optimizer steps, each of ``step.micro_batches`` micro-batches of the packed
+    ``per_step`` sequences (``group_passes.predict_train``); 0 where its trainer layout does
+    not offload the activations (``TrainLayout.activation_offload``) or in the ideal run."""
+    dep = g.s.deployment
+    spec = None if dep.ideal or task.kind is not Kind.TRAIN else kind_spec(
+        dep, g.group.name, task.kind)  # fmt: skip
+    if spec is None or not spec.activation_offload:
+        return 0.0
+    layout, arch = g.layouts[task.index], g.s.arch(task.role)
+    n = step.micro_batches
+    tokens = -(-per_step.sequences * per_step.seq_len // (layout.dp * layout.cp * n))
+    glu = fused_glu(dep, g.train_layout(), arch)
+    sent = offloaded_bytes(arch, layout, tokens, g.workload(task).activation_dtype.bytes, glu)
+    compute = sum(step.compute_s.values()) / n
+    return steps * n * exposed_s(sent / g.s.host_bytes_per_s, compute)
