@@ -20,13 +20,12 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   = P_d). Hybrid sharding (``Layout.zero_shard``: FSDP HYBRID_SHARD, verl's ``fsdp_size``) shards
   them over P_z ranks instead, every group of P_z holding a whole copy (``Layout.zero_group``), the
   experts over the expert-DP group divided by the P_d P_c / P_z replicas.
-* activations: TRAIN keeps the faithful per-layer bytes
-  (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
-  per ``layout.ckpt``; ``fused_glu``: the trainer's gated FFN a fused SwiGLU, 3 d_ff kept
-  not 4, :mod:`rlmcost.placement.glu_kernel`) of every micro-batch the pipeline schedule has
-  in flight on the stage (:mod:`rlmcost.parallel.pipeline`), plus under full recomputation
-  one layer rebuilt for one micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
-  (``blocks.memory_inference_buffer``) for one micro-batch.
+* activations: TRAIN keeps the faithful per-layer bytes (``parallel.activations.saved_bytes_
+  per_token_layer``, TP/SP/CP-sharded, per ``layout.ckpt``; ``fused_glu``: a fused SwiGLU, 3
+  d_ff kept not 4, ``placement.glu_kernel``; the last two layers' under ``Layout.act_offload``)
+  of every micro-batch the pipeline schedule has in flight on the stage (``parallel.pipeline``),
+  plus under full recomputation one layer rebuilt for one micro-batch. FORWARD and GENERATE keep
+  the transient buffer of one layer (``blocks.memory_inference_buffer``) for one micro-batch.
 * kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's softmax
   layers, h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``; a
   sliding-window layer at its last W - 1 positions where the engine frees the rest
@@ -195,10 +194,9 @@ def _activation_bytes_train(
 
     sac = op_sac_of_arch(arch, tp, sp_on, dtype.bytes) if op_sac else Fraction(0)
     kept = sac * stage.layers if op_sac else per_token(ckpt)
-    if layout.act_offload and stage.layers >= OFFLOAD_MIN_LAYERS and not op_sac:
-        kept = _fraction(sum(saved_bytes_per_token_layer(arch, tp, sp_on, ckpt, moe, dtype,
-                                                         fused_glu)
-                             for moe in offload_kept(stage.dense_layers, stage.moe_layers)))
+    if layout.act_offload and stage.layers >= OFFLOAD_MIN_LAYERS and not op_sac:  # act_offload
+        kept = _fraction(sum(saved_bytes_per_token_layer(arch, tp, sp_on, ckpt, m, dtype, fused_glu)
+                             for m in offload_kept(stage.dense_layers, stage.moe_layers)))
     head_kept = Fraction(0)
     if stage.last:  # the final norm's input (and the head's, under torchtitan's loss)
         head_kept = Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
