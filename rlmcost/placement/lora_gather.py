@@ -80,10 +80,10 @@ def lora_gather(dep: Deployment) -> LoraGather:
 
 
 def gathered_bytes(g: Any, task: Task) -> int:
-    """Bytes per device the refit of generation ``task`` gathers on group ``g`` (a
-    ``GroupMemory``) before the engine wakes (module docstring): 0 but where the group trains
-    the task's model; the whole model's parameters or its largest FSDP unit's, in the
-    trainer's stored dtype."""
+    """Bytes per device the LoRA refit of ``task``'s model (its generation, or its update where
+    the engines are apart) gathers on group ``g`` (a ``GroupMemory``; module docstring): 0 but
+    where the group trains the model at ZeRO-3; the whole model's parameters or its largest
+    FSDP unit's, in the trainer's stored dtype."""
     how = lora_gather(g.s.deployment)
     if how is LoraGather.ADAPTERS:
         return 0

@@ -25,9 +25,8 @@ rank_share`), a group's responses taken alike in length (their prompt sets how h
 upper estimate where they vary independently). Every row of every micro-batch is priced at
 that width (linear layers, norms, the LM head and the activations), and the attention in
 padded pairs: a prompt's causal square per row, each response's rectangle over the prompt and
-its own causal square at the micro-batch's longest response. The whole group's K - 1 copies of
-the prompt are what it saves: ``(K - 1) S`` tokens and ``(K - 1) S^2`` pairs per group against
-the unpadded passes (:func:`saved`).
+its own causal square at the micro-batch's longest response. Its work drops by the prompt
+copies each row spares (:func:`spared_work`).
 """
 
 from __future__ import annotations
@@ -111,18 +110,6 @@ def pairs_of(r: Rows, prompt: int) -> int:
     """
     R = r.longest
     return r.rows * prompt * prompt + r.sequences * (2 * prompt * R + R * R)
-
-
-def saved(prompt: int, group: int) -> tuple[int, int]:
-    """(tokens, squared-length pairs) one group of ``group`` sequences with a ``prompt``-token
-    prompt saves in one row against its sequences apart, unpadded: the K - 1 prompt copies,
-    and their causal squares (each sequence's (S + t)^2 = S^2 + 2 S t + t^2; the row keeps one
-    S^2 and every 2 S t + t^2).
-
-    >>> saved(1000, 4)
-    (3000, 3000000)
-    """
-    return (group - 1) * prompt, (group - 1) * prompt * prompt
 
 
 def check(train: TrainLayout, where: str) -> None:
