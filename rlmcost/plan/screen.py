@@ -136,6 +136,7 @@ class Query:
     pool: tuple[Any, ...] = ()  # a pool's accelerators (HardwareSpec): bounds take the fastest
     kv_kept: bool = False  # a Megatron engine's KV pool stays beside training (no --sleep)
     engine_ep: int = 0  # a Megatron engine's --rollout-ep (0: not one; its PP, EP the trainer's)
+    act_offload: bool = False  # the update's activations to host (parallel.act_offload): none
 
     engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
     fp4_peak: float = 0.0  # a W4A4 engine's FP4 peak, an FP8 trainer's FP8 (screen_terms), 0
@@ -229,7 +230,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         group_s=group_s(estimate),
         refit_apart=refit_apart(estimate),
         pool=tuple(get_hardware(h) for h, _ in pool),
-        kv_kept=kv_kept(base),
+        kv_kept=kv_kept(base), act_offload=not ideal and t.activation_offload,
         engine_ep=e.ep * (str(e.kind) == "megatron"),
         fp4_peak=0.0 if ideal else max(w4a4_peak(e.weight_format, names),
                                        fp8_train_peak(t.fp8, names)),
@@ -281,7 +282,7 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     kept = c["offload"].astype(np.int64)  # bits of the states kept on the host (plan.offloads)
     mine = c["kind"] != OTHER  # a Table IX configuration lays its trainer out itself
     weights = np.where(kept & 4, 0.0, s.weights[back]) * mine
-    activations = s.activations[back] * mine
+    activations = s.activations[back] * (mine & (not q.act_offload))  # two layers' at most
     gradients = np.where((kept & 2) | q.lora, 0.0, s.gradients[back]) * mine
     optimizer = np.where((kept & 1) | q.lora, 0.0, s.optimizer[back]) * mine
     kv = c["kv_pool"].astype(f64) * float(q.kv_kept)  # beside the trainer, on its group
