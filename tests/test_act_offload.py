@@ -45,6 +45,9 @@ def test_the_device_keeps_two_layer_inputs_of_the_twenty_eight() -> None:
     saved = plain["memory_breakdown_bytes"]["activations"] - \
         offloaded["memory_breakdown_bytes"]["activations"]  # fmt: skip
     assert saved == 26 * (2 * 3584) * (2 * 2048) == 763_363_328
+    # every layer's but the last sits in pinned host memory, kept by the caching host allocator
+    host = offloaded["host_memory_bytes_per_device"] - plain["host_memory_bytes_per_device"]
+    assert host == 27 * (2 * 3584) * (2 * 2048) == 792_723_456
     # verl's own reentrant checkpoint reruns each layer whole (no early stop), and the copies
     # can only add: never faster
     assert offloaded["update_s"] >= plain["update_s"]

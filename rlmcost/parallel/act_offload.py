@@ -17,7 +17,8 @@ has no early stop (:mod:`rlmcost.perf.ckpt_early_stop`).
 
 What rlmcost prices: the device keeps the saved activations of a stage's last two layers (a MoE
 model's last layers are its MoE layers) in place of all of them; the one layer rebuilt for its
-backward and the head's input as before. The copies' time: :mod:`rlmcost.perf.act_offload`.
+backward and the head's input as before. The copies' time and host memory:
+:mod:`rlmcost.placement.act_offload_job`.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from rlmcost.memo import per_object
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.placement.act_offload_job import host_copy_bytes
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.dropout_memory import with_dropout_masks
@@ -245,17 +246,16 @@ class GroupTasks(GroupSizes):
             train = task.kind is Kind.TRAIN
             stored = workload.stored_dtype if train else workload.weight_dtype
             w, k = stored.bytes, optimizer_bytes_per_param(stored)
-            m = with_terms(
-                m,
-                weights=m.weights + w * d,
+            m = with_terms(m, weights=m.weights + w * d,
                 gradients=m.gradients + (workload.gradient_dtype.bytes * d if train else 0),
                 optimizer=m.optimizer + (k * d if train else 0),
             )
         if task.kind is Kind.GENERATE:  # a speculative engine's draft (placement.speculative)
             m = with_draft(self, task, m, sequences or self.batch(task))
+        host = best.host + host_copy_bytes(arch, layout, n, seq, workload.activation_dtype, glu)
         self._mem[key] = m
-        self._host[key] = best.host
-        return m, best.host, self._before_offload.get(task.index)
+        self._host[key] = host
+        return m, host, self._before_offload.get(task.index)
 
     def mixer_replicated(self, task: Task) -> bool:
         """Whether the task's model states hold each linear-attention layer's Gated DeltaNet
