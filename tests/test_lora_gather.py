@@ -3,7 +3,8 @@
 Independent references: the parameter count of transformers' Qwen2ForCausalLM built from
 Qwen2.5-7B's config on the meta device (what FSDP1's ``summon_full_params`` unshards), and
 verl's own launch script for its 14B LoRA tuning example
-(examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh @b178a3cd), read by the importer
+(examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh, committed as
+tests/data/scripts/verl_qwen2-7b_grpo-lora_1_h100.sh), read by the importer
 as verl/utils/fsdp_utils.py ``collect_lora_params`` runs it.
 """
 
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 from rlmcost.cli import app
 
 DATA = Path(__file__).parent / "data" / "frameworks"
-SCRIPT = DATA / "verl_qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh"
+SCRIPT = Path(__file__).parent / "data" / "scripts" / "verl_qwen2-7b_grpo-lora_1_h100.sh"
 runner = CliRunner()
 QUERY = ["grpo", "-m", "qwen2.5-7b", "-H", "h100", "--gpus", "1", "-B", "8", "-K", "4",
          "-S", "256", "-T", "512", "--framework", "verl", "--lora-rank", "32", "--param-dtype",
@@ -155,9 +156,9 @@ def test_verls_tuning_script_imports_its_gather() -> None:
         assert any(n.startswith("LoRA refit:") for n in out["query"]["notes"])
         stage = out["estimate"]["stages"]["generation"]
         buffers[how] = stage["memory_breakdown_bytes"]["buffers"]
-    # Qwen2.5-14B's fp32 parameters but its largest unit (the embedding, 152,064 x 5,120),
-    # each GPU of the two holding them all: 14,770,033,664 from transformers' model class
+    # Qwen2.5-7B's fp32 parameters but its largest unit (the embedding, 152,064 x 3,584),
+    # unsharded on its one H100: 7,615,616,512 from transformers' model class
     assert buffers["model"] - buffers["layers"] == 4 * (_params(
-        hidden_size=5120, intermediate_size=13824, num_hidden_layers=48,
-        num_attention_heads=40, num_key_value_heads=8) - 152064 * 5120)  # fmt: skip
+        hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+        num_attention_heads=28, num_key_value_heads=4) - 152064 * 3584)  # fmt: skip
     assert buffers["adapters"] < buffers["layers"] < buffers["model"]
