@@ -2,7 +2,7 @@
 
 Independent references: the parameter count of transformers' Qwen2ForCausalLM built from
 Qwen2.5-7B's config on the meta device (what FSDP1's ``summon_full_params`` unshards), and
-verl's own launch script for its 14B LoRA tuning example
+verl's own launch script for its 7B LoRA tuning example
 (examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh, committed as
 tests/data/scripts/verl_qwen2-7b_grpo-lora_1_h100.sh), read by the importer
 as verl/utils/fsdp_utils.py ``collect_lora_params`` runs it.
