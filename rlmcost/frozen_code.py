@@ -1324,52 +1324,7 @@ def _m83():
  return __hash__
 
 
-def _m84(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
-  __dataclass_setattr__(s,__dataclass_n8__,a8)
-  __dataclass_setattr__(s,__dataclass_n9__,a9)
-  __dataclass_setattr__(s,__dataclass_n10__,a10)
-  __dataclass_setattr__(s,__dataclass_n11__,a11)
-  __dataclass_setattr__(s,__dataclass_n12__,a12)
-  __dataclass_setattr__(s,__dataclass_n13__,a13)
-  __dataclass_setattr__(s,__dataclass_n14__,a14)
-  __dataclass_setattr__(s,__dataclass_n15__,a15)
-  __dataclass_setattr__(s,__dataclass_n16__,a16)
-  __dataclass_setattr__(s,__dataclass_n17__,a17)
-  __dataclass_setattr__(s,__dataclass_n18__,a18)
-  __dataclass_setattr__(s,__dataclass_n19__,a19)
-  __dataclass_setattr__(s,__dataclass_n20__,a20)
-  __dataclass_setattr__(s,__dataclass_n21__,a21)
-  __dataclass_setattr__(s,__dataclass_n22__,a22)
-  __dataclass_setattr__(s,__dataclass_n23__,a23)
-  __dataclass_setattr__(s,__dataclass_n24__,a24)
-  __dataclass_setattr__(s,__dataclass_n25__,a25)
- return __init__
-
-
-def _m85():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,))
- return __hash__
-
-
-def _m86():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,)
-  return NotImplemented
- return __eq__
-
-
-def _m87(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__):
+def _m84(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25,a26):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -1401,13 +1356,13 @@ def _m87(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m88():
+def _m85():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,))
  return __hash__
 
 
-def _m89():
+def _m86():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,other.__dataclass_f26__,)
@@ -1500,10 +1455,7 @@ MAKERS = {
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m81,
     ('__eq__', 56): _m82,
     ('__hash__', 48): _m83,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m84,
-    ('__hash__', 26): _m85,
-    ('__eq__', 26): _m86,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m87,
-    ('__hash__', 27): _m88,
-    ('__eq__', 27): _m89,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m84,
+    ('__hash__', 27): _m85,
+    ('__eq__', 27): _m86,
 }
