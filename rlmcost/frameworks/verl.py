@@ -36,7 +36,7 @@ from rlmcost.frameworks.verl_batches import (
     dynamic_sampling,
     forward_batching,
     group_of_one,
-    padding,
+    passes,
 )
 from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
@@ -333,7 +333,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
         _fsdp_size(r, q, gpus)
     if offload:
         q.set("--offload", ",".join(offload))
-    padding(r, q, strategy, day)
+    passes(r, q, strategy, day)
     q.set("--ckpt", verl_recompute(r, q, strategy))
     critic_notes(r, q, strategy, q.algorithm in ("ppo", "vapo"))  # the actor's layout (ibid.)
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",

@@ -1,5 +1,6 @@
 """verl's batching beyond the trainer's: DAPO's dynamic sampling rounds, the log-prob
-forwards' micro-batches and the padding of the FSDP workers' passes, as
+forwards' micro-batches and how the FSDP workers' passes hold their sequences and activations
+(padding, PrefixGrouper, activation offload), as
 :func:`rlmcost.frameworks.verl.import_verl` reads them (keys of
 verl/trainer/config/ppo_trainer.yaml and the DAPO recipe's dapo_trainer.yaml)."""
 
@@ -91,8 +92,10 @@ def forward_batching(r: Reader, q: ImportedQuery) -> None:
                f"old-log-prob forward ({mine}); rlmcost gives every forward one batching")
 
 
-def padding(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) -> None:
-    """``model.use_remove_padding``: False makes the FSDP workers run the model on the padded
+def passes(r: Reader, q: ImportedQuery, strategy: str, day: str | None = None) -> None:
+    """How the FSDP workers run their passes: PrefixGrouper (:func:`prefix_grouper`), activation
+    offload (:func:`activation_offload`) and the padding. ``model.use_remove_padding``: False
+    makes the FSDP workers run the model on the padded
     (batch, prompt + response) tensors (verl/workers/actor/dp_actor.py ``_forward_micro_batch``
     @b25bb7d4f, "not using rmpad"): ``--padded``. Its default is the verl of ``day``'s (None:
     the current verl's): False through v0.6.1, True from v0.7.0

@@ -16,20 +16,29 @@ from rlmcost.placement.glu_kernel import fused_glu
 from rlmcost.placement.group_train import kind_spec
 
 
+def offloads(g: Any, task: Task) -> bool:
+    """Training ``task``'s trainer layout on group ``g`` offloads its activations
+    (``TrainLayout.activation_offload``; not in the ideal run), kept per group model and task."""
+    key = ("activation offload", task.index)
+    if key not in g.kept:
+        dep = g.s.deployment
+        spec = None if dep.ideal or task.kind is not Kind.TRAIN else kind_spec(
+            dep, g.group.name, task.kind)  # fmt: skip
+        g.kept[key] = spec is not None and spec.activation_offload
+    return bool(g.kept[key])
+
+
 def activation_offload_s(g: Any, task: Task, step: Any, per_step: Any, steps: int) -> float:
     """Exposed seconds of the copies of training ``task`` on group ``g`` (a ``GroupModel``) over
     its ``steps`` optimizer steps, each of ``step.micro_batches`` micro-batches of the packed
     ``per_step`` sequences (``group_passes.predict_train``); 0 where its trainer layout does
     not offload the activations (``TrainLayout.activation_offload``) or in the ideal run."""
-    dep = g.s.deployment
-    spec = None if dep.ideal or task.kind is not Kind.TRAIN else kind_spec(
-        dep, g.group.name, task.kind)  # fmt: skip
-    if spec is None or not spec.activation_offload:
+    if not offloads(g, task):
         return 0.0
     layout, arch = g.layouts[task.index], g.s.arch(task.role)
-    n = step.micro_batches
+    n = step.micro_batches  # the mean micro-batch times the copies; the fullest holds the host
     tokens = -(-per_step.sequences * per_step.seq_len // (layout.dp * layout.cp * n))
-    glu = fused_glu(dep, g.train_layout(), arch)
+    glu = fused_glu(g.s.deployment, g.train_layout(), arch)
     sent = offloaded_bytes(arch, layout, tokens, g.workload(task).activation_dtype.bytes, glu)
     compute = sum(step.compute_s.values()) / n
     return steps * n * exposed_s(sent / g.s.host_bytes_per_s, compute)

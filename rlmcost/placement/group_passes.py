@@ -119,7 +119,7 @@ def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     split = split_of(g, task, packing(g, task)[0], g.batch(task))
     if split is None:
         return None
-    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    steps = g.mini_batches(task)
     return split_packed(split, g.layouts[task.index].dp, steps, padded_width(g, task))
 
 
@@ -149,7 +149,7 @@ def pp_padded(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     budget = None if spec is None or not spec.packing else spec.token_budget(g.seq_len(task))
     if budget is None:
         return None
-    chunks = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    chunks = g.mini_batches(task)
     lengths, dp, capacity = packing(g, task)[0], layout.dp, budget * layout.cp
     key = ("pp-padded", task.invocation, task.kind, dp, capacity, chunks)
     return per_query(g.s, key, lambda: _padded(lengths, capacity, dp, chunks))

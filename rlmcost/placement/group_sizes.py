@@ -104,6 +104,11 @@ class GroupSizes:
         self._seq[task.index] = out
         return out
 
+    def mini_batches(self, task: Task) -> int:
+        """The optimizer steps of one pass of a training task over its batch (its mini-batches,
+        each a :meth:`batch`); 1 for a forward, which runs its batch at once."""
+        return self._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+
     def batch(self, task: Task) -> int:
         """Sequences in memory at once (per optimizer step for train), kept per task."""
         try:

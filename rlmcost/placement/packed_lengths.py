@@ -32,9 +32,9 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
+from rlmcost.placement.act_offload_job import offloads
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import split_of
 from rlmcost.placement.group_train import kind_spec
@@ -46,11 +46,7 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     activations (``TrainLayout.activation_offload``: :mod:`rlmcost.parallel.act_offload`;
     the forwards save none)."""
     layout, seq = _memory_inputs(g, task, sequences)
-    if task.kind is Kind.TRAIN and not g.s.deployment.ideal:
-        spec = kind_spec(g.s.deployment, g.group.name, task.kind)
-        if spec is not None and spec.activation_offload:
-            layout = layout.with_(act_offload=True)
-    return layout, seq
+    return (layout.with_(act_offload=True) if offloads(g, task) else layout), seq
 
 
 def _memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.algorithms.kinds import Role
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.frozen import dataclass
@@ -186,7 +186,7 @@ def grouped_packed(g: Any, task: Task) -> tuple[Packed, int] | None:
     r = grouped(g, task) if _on(g) else None
     if r is None:
         return None
-    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    steps = g.mini_batches(task)
     prompt = g.seq_len(task) - g.longest(task)
     return equivalent_packed(r.rows * r.width, pairs_of(r, prompt), r.micro_batches,
                              g.layouts[task.index].dp, steps)  # fmt: skip
@@ -208,7 +208,7 @@ def spared_work(g: Any, task: Task, arch: Arch) -> int:
     if r is None:
         return 0
     layout = g.layouts[task.index]
-    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    steps = g.mini_batches(task)
     copies = max(0, g._int(task.invocation.sequences) - r.rows * layout.dp * steps)
     w0, w1, w2 = (work_over_lengths(task, arch, g.s.values, (t,), g.s.counting)
                   for t in (0, 1, 2))  # fmt: skip
